@@ -1,0 +1,273 @@
+"""Tournament configuration: YAML decoded into typed Structs, with errors that point.
+
+A typo or a wrong type fails with the key path and the line in the file
+(``tournament.yaml:14: $.engines[2].comand: unknown key``) instead of being ignored.
+PyYAML silently keeps the last of two equal keys; we reject duplicates instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+import yaml
+
+from arbiter.rules import Rules, RulesError, make_rules
+
+__all__ = [
+    "BUNDLED_ENGINES",
+    "ConfigError",
+    "EngineConfig",
+    "FaultPolicy",
+    "Limits",
+    "RulesConfig",
+    "TimeControl",
+    "TournamentConfig",
+    "engine_argv",
+    "load_config",
+    "parse_config",
+]
+
+BUNDLED_ENGINES = ("random", "greedy", "expert", "search")
+"""Engines shipped in ``engines/``: usable by name alone."""
+
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the key and, if known, the line."""
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
+    """Config sections reject unknown keys, so a typo is an error, not a silent default."""
+
+
+class EngineConfig(_Strict, frozen=True):
+    """One engine of the tournament."""
+
+    name: str
+    """Unique name used in results."""
+    command: str | list[str] | None = None
+    """Command line (a string split like a shell would, or a list). Omit for a bundled engine."""
+    builtin: str | None = None
+    """Name of a bundled engine (random, greedy, expert, search); defaults to ``name``."""
+    cwd: str | None = None
+    """Working directory (relative to the config file)."""
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    """Extra environment variables."""
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Options passed to the bot in the handshake."""
+
+
+class RulesConfig(_Strict, frozen=True):
+    """Rule set: a preset and options on top (see the Rules section of the README)."""
+
+    preset: str = "default"
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class TimeControl(_Strict, frozen=True):
+    """Per-decision limit, or a game clock (bank + increment) with a grace margin."""
+
+    per_move_ms: Positive | None = 1000
+    """Time for each decision (used when no clock is set)."""
+    clock_ms: Positive | None = None
+    """Bank per game and bot; when set, decisions draw on it instead of ``per_move_ms``."""
+    increment_ms: NonNegative = 0
+    """Added to the bank after each decision."""
+    grace_ms: NonNegative = 100
+    """Slack allowed beyond the limit before a timeout is declared (pipe and scheduling lag)."""
+    handshake_ms: Positive = 10_000
+    """Deadline for the handshake (bot start-up included)."""
+
+
+class FaultPolicy(_Strict, frozen=True):
+    """What a bot's fault costs."""
+
+    policy: Literal["forfeit_game", "forfeit_match", "random_substitute"] = "forfeit_game"
+    """forfeit_game: the offender loses the game and is restarted; forfeit_match: it loses
+    the rest of its games against that opponent; random_substitute: a random legal action is
+    played for it and the game is marked corrupted."""
+    withdraw_after: Positive = 3
+    """Faults in a row after which an engine is withdrawn from the rest of the run."""
+
+
+class Limits(_Strict, frozen=True):
+    """Resource limits per bot process (off by default)."""
+
+    memory_mb: Positive | None = None
+    cpu_seconds: Positive | None = None
+
+
+class TournamentConfig(_Strict, frozen=True):
+    """A whole tournament."""
+
+    engines: list[EngineConfig]
+    name: str = "tournament"
+    format: Literal["round_robin", "double_round_robin", "gauntlet"] = "round_robin"
+    challenger: str | None = None
+    """The engine that plays everybody in a gauntlet."""
+    games_per_pairing: Positive = 20
+    """Games each pairing plays (even with duplicate deals: they come in pairs)."""
+    duplicate: bool = True
+    """Play games in duplicate pairs (same deals, seats swapped)."""
+    rules: RulesConfig = msgspec.field(default_factory=RulesConfig)
+    time_control: TimeControl = msgspec.field(default_factory=TimeControl)
+    faults: FaultPolicy = msgspec.field(default_factory=FaultPolicy)
+    limits: Limits = msgspec.field(default_factory=Limits)
+    concurrency: Positive | None = None
+    """Games played at once (default: the number of cores)."""
+    seed: int = 1
+    """Fixes every deal and the schedule."""
+    out: str = "tournaments/out"
+    """Output directory (relative to the working directory)."""
+
+    def resolved_rules(self) -> Rules:
+        """The validated rule set."""
+        return make_rules(self.rules.preset, **self.rules.options)
+
+
+def engine_argv(engine: EngineConfig, base: Path) -> tuple[list[str], str | None]:
+    """The command line and working directory of an engine."""
+    cwd = str((base / engine.cwd).resolve()) if engine.cwd else None
+    if engine.command is None:
+        builtin = engine.builtin or engine.name
+        # Bundled engines run under this interpreter: no PATH lookup, no pyenv shim.
+        return [sys.executable, "-m", f"engines.{builtin}.bot"], cwd
+    argv = shlex.split(engine.command) if isinstance(engine.command, str) else engine.command
+    return argv, cwd
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+class _DupCheckLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicated mapping keys."""
+
+
+def _construct_mapping(loader: _DupCheckLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise ConfigError(
+                f"line {key_node.start_mark.line + 1}: key {key!r} appears twice "
+                f"(first on line {seen[key] + 1})"
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node)
+
+
+_DupCheckLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+_PATH_RE = re.compile(r" - at `(\$[^`]*)`$")
+_STEP_RE = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _line_of(root: yaml.Node | None, path: str) -> int | None:
+    """Line (1-based) of the node at a msgspec path like ``$.engines[2].command``."""
+    node = root
+    line = None
+    for key, index in _STEP_RE.findall(path[1:]):
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if key and isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == key), None)
+        elif index and isinstance(node, yaml.SequenceNode):
+            i = int(index)
+            node = node.value[i] if i < len(node.value) else None
+        else:
+            node = None
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
+    """Decode and validate a YAML config; raise :class:`ConfigError` naming key and line."""
+    try:
+        data = yaml.load(text, Loader=_DupCheckLoader)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the config must be a mapping of keys (engines:, format:...)")
+    try:
+        config = msgspec.convert(data, TournamentConfig)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        m = _PATH_RE.search(msg)
+        path = m.group(1) if m else "$"
+        detail = msg[: m.start()] if m else msg
+        unknown = re.match(r"Object contains unknown field `([^`]+)`", detail)
+        if unknown:
+            path = f"{path}.{unknown.group(1)}"
+            detail = f"unknown key {unknown.group(1)!r}"
+        missing = re.match(r"Object missing required field `([^`]+)`", detail)
+        if missing:
+            detail = f"missing required key {missing.group(1)!r}"
+        if "got `bool`" in detail:
+            detail += " (YAML reads yes/no/on/off as booleans: put the value in quotes)"
+        line = _line_of(root, path)
+        where = f"{source}:{line}" if line else source
+        raise ConfigError(f"{where}: {path}: {detail}") from None
+    _check(config, source)
+    return config
+
+
+def _check(config: TournamentConfig, source: str) -> None:
+    names = [e.name for e in config.engines]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"{source}: $.engines: engine name {dupes[0]!r} is used twice")
+    for i, e in enumerate(config.engines):
+        if e.command is None and (e.builtin or e.name) not in BUNDLED_ENGINES:
+            raise ConfigError(
+                f"{source}: $.engines[{i}]: engine {e.name!r} has no command and is not a "
+                f"bundled engine ({', '.join(BUNDLED_ENGINES)})"
+            )
+        if e.command is not None and not (
+            e.command if isinstance(e.command, list) else e.command.strip()
+        ):
+            raise ConfigError(f"{source}: $.engines[{i}].command: empty command")
+    if len(config.engines) < 2:
+        raise ConfigError(f"{source}: $.engines: a tournament needs at least two engines")
+    if config.format == "gauntlet":
+        if config.challenger is None:
+            raise ConfigError(f"{source}: $.challenger: format gauntlet needs a challenger")
+        if config.challenger not in names:
+            raise ConfigError(
+                f"{source}: $.challenger: {config.challenger!r} is not one of the engines "
+                f"({', '.join(names)})"
+            )
+    if config.duplicate and config.games_per_pairing % 2:
+        raise ConfigError(
+            f"{source}: $.games_per_pairing: {config.games_per_pairing} is odd; with duplicate "
+            "deals games come in pairs, so it must be even"
+        )
+    try:
+        config.resolved_rules()
+    except RulesError as exc:
+        raise ConfigError(f"{source}: $.rules: {exc}") from None
+
+
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
+    """Read and validate a YAML config file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {str(p)!r}: {exc.strerror}") from None
+    return parse_config(text, str(p))

@@ -1,0 +1,115 @@
+"""The results journal: one game record per line of ``OUT/games.jsonl``.
+
+A game counts only once its line is written, flushed and fsync'ed.  Because a
+crash or a power cut can only cut the *last* line short, reading tolerates exactly
+that case: a final line that is not valid JSON (or lacks its newline) is dropped
+with a warning and the file is truncated back to the last whole record before new
+games are appended.  A bad line anywhere else is real damage and an error naming
+the file and the line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from arbiter.record import GameRecord
+
+__all__ = ["Journal", "JournalError", "JournalRead", "read_journal"]
+
+_decoder = msgspec.json.Decoder(GameRecord)
+_encoder = msgspec.json.Encoder()
+
+
+class JournalError(ValueError):
+    """A journal that cannot be used as it is (damaged in the middle, unreadable)."""
+
+
+@dataclass
+class JournalRead:
+    """What :func:`read_journal` found."""
+
+    records: list[GameRecord]
+    """Whole records, in file order."""
+    good_bytes: int
+    """Length of the file up to the end of the last whole record."""
+    warnings: list[str] = field(default_factory=list)
+    """Things dropped (a truncated last line)."""
+
+
+def read_journal(path: Path) -> JournalRead:
+    """Read a journal; a missing file is an empty journal."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return JournalRead([], 0)
+    except OSError as exc:
+        raise JournalError(f"cannot read {path}: {exc.strerror}") from None
+    records: list[GameRecord] = []
+    warnings: list[str] = []
+    pos = 0
+    lineno = 0
+    good = 0
+    while pos < len(data):
+        end = data.find(b"\n", pos)
+        lineno += 1
+        last = end < 0 or end == len(data) - 1
+        chunk = data[pos:] if end < 0 else data[pos:end]
+        if not chunk.strip():
+            pos = len(data) if end < 0 else end + 1
+            good = pos
+            continue
+        try:
+            if end < 0:
+                raise msgspec.DecodeError("no newline at the end of the last line")
+            records.append(_decoder.decode(chunk))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            if last:
+                warnings.append(
+                    f"{path}:{lineno}: dropped a truncated last record ({len(chunk)} bytes: "
+                    f"{exc}); its game will be played again"
+                )
+                break
+            raise JournalError(
+                f"{path}:{lineno}: damaged record in the middle of the journal: {exc}"
+            ) from None
+        pos = end + 1
+        good = pos
+    return JournalRead(records, good, warnings)
+
+
+class Journal:
+    """Append-only writer; every record is flushed and fsync'ed before it counts."""
+
+    def __init__(self, path: Path, *, truncate_to: int | None = None) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "ab")
+        if truncate_to is not None and self._file.tell() != truncate_to:
+            self._file.truncate(truncate_to)
+            self._file.seek(truncate_to)
+
+    def append(self, record: GameRecord) -> None:
+        """Write one record durably."""
+        self._file.write(_encoder.encode(record) + b"\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+def write_records(path: Path, records: Iterable[GameRecord]) -> None:
+    """Write a whole journal at once (used by merge), atomically via a temporary file."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as f:
+        for r in records:
+            f.write(_encoder.encode(r) + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
