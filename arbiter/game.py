@@ -1,0 +1,432 @@
+"""Play one game between two bot sessions under trio and write its record.
+
+The async code here only moves lines and measures time: the pure
+:class:`~arbiter.referee.Referee` decides what each seat is told and whether a
+reply is acceptable.  Every way a bot can fail ends in a fault with one reason
+(:mod:`arbiter.faults`); the fault policy decides what it costs:
+
+``forfeit_game``       the offender loses the game (the default);
+``forfeit_match``      the same here; the tournament also scores its remaining games
+                       against that opponent as forfeits;
+``random_substitute``  the arbiter plays a random legal action for the offender for
+                       the rest of the game, which is marked ``corrupted``.
+
+A :class:`BotSession` is one engine's process kept alive across games; after a
+fault it is stopped (the offender is told why first) and started afresh for its
+next game.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import trio
+
+from arbiter.bot import Bot, BotCommand, Limits, open_bot
+from arbiter.faults import BotFault, FaultReason, InvalidMessage, NoHandshake
+from arbiter.record import (
+    ActionRecord,
+    DealRecord,
+    EngineInfo,
+    GameRecord,
+    Termination,
+)
+from arbiter.referee import BadReply, Referee, seeded_decks
+from arbiter.rules import Rules
+from protocol.messages import (
+    Action,
+    BotHello,
+    DealEnd,
+    Forfeit,
+    Hello,
+    ProtocolError,
+    Quit,
+    ToBot,
+    decode_from_bot,
+    encode,
+)
+from protocol.messages import FaultReason as WireReason
+
+__all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game"]
+
+NOTICE_TIMEOUT = 5.0
+"""Seconds a bot has to take in a notice (it should read stdin promptly)."""
+PROTOCOL_VERSION = 1
+
+FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
+_QUIT_LINE = encode(Quit()).rstrip(b"\n")
+
+
+@dataclass(frozen=True)
+class TimeSettings:
+    """Time control of a game, in milliseconds."""
+
+    per_move_ms: int = 1000
+    """Time per decision when there is no clock."""
+    clock_ms: int | None = None
+    """Game clock per seat (bank), or None."""
+    increment_ms: int = 0
+    """Added to a seat's clock after each of its decisions."""
+    grace_ms: int = 100
+    """Slack beyond the limit before a timeout is declared."""
+    handshake_ms: int = 10_000
+    """Deadline for start-up and the handshake."""
+
+
+class BotSession:
+    """One engine's bot process, started on demand and reused across games."""
+
+    def __init__(
+        self,
+        name: str,
+        command: BotCommand,
+        nursery: trio.Nursery,
+        *,
+        options: dict[str, Any] | None = None,
+        log_path: Path | None = None,
+        limits: Limits | None = None,
+        handshake_ms: int = 10_000,
+    ) -> None:
+        self.name = name
+        """Engine name in the tournament."""
+        self.command = command
+        self.options = options or {}
+        self.log_path = log_path
+        self.limits = limits
+        self.handshake_ms = handshake_ms
+        self.info = EngineInfo(name=name)
+        """What the bot said of itself in its last handshake."""
+        self.bot: Bot | None = None
+        """The running process, if any."""
+        self.next_request_id = 1
+        """Request ids increase across the games of one process."""
+        self.nursery = nursery
+        """Where the process-holding task runs."""
+        self._release: trio.Event | None = None
+        self._done: trio.Event | None = None
+
+    @property
+    def alive(self) -> bool:
+        """Whether a healthy process is running."""
+        return self.bot is not None and self.bot.fault is None and self.bot.returncode is None
+
+    async def ensure_started(self) -> Bot:
+        """Start the process and do the handshake if it is not running; raise a BotFault."""
+        if self.alive:
+            assert self.bot is not None
+            return self.bot
+        await self.stop()
+        # The process lives in a task of its own (in the caller's nursery) so that
+        # sessions can be stopped in any order: nurseries in one task must close LIFO.
+        done = trio.Event()
+        release = trio.Event()
+        self._release, self._done = release, done
+        bot: Bot = await self.nursery.start(self._hold, release, done)
+        self.bot = bot
+        try:
+            await self._handshake(bot)
+        except BaseException:
+            await self.stop()
+            raise
+        return bot
+
+    async def _hold(
+        self, release: trio.Event, done: trio.Event, *, task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            async with open_bot(
+                self.command,
+                name=self.name,
+                log_path=self.log_path,
+                limits=self.limits,
+                quit_line=_QUIT_LINE,
+            ) as bot:
+                task_status.started(bot)
+                await release.wait()
+        except BotFault:
+            pass  # a fault while stopping: the process is reaped all the same
+        finally:
+            done.set()
+
+    async def _handshake(self, bot: Bot) -> None:
+        self.next_request_id = 1
+        hello = encode(Hello(options=self.options)).rstrip(b"\n")
+        try:
+            line, _ = await bot.request(hello, timeout=self.handshake_ms / 1000)
+        except BotFault as exc:
+            if exc.reason == FaultReason.TIMEOUT:
+                raise NoHandshake(f"no hello within {self.handshake_ms} ms of starting") from None
+            raise
+        try:
+            msg = decode_from_bot(line)
+        except ProtocolError as exc:
+            raise InvalidMessage(f"handshake: {exc}", line=line) from None
+        if not isinstance(msg, BotHello):
+            raise InvalidMessage('handshake: expected a "hello" message', line=line)
+        if msg.protocol != PROTOCOL_VERSION:
+            raise InvalidMessage(
+                f"handshake: bot speaks protocol {msg.protocol}, the arbiter speaks "
+                f"{PROTOCOL_VERSION}",
+                line=line,
+            )
+        self.info = EngineInfo(
+            name=self.name, bot_name=msg.name, author=msg.author, version=msg.version
+        )
+
+    async def tell(self, message: ToBot) -> None:
+        """Best-effort notice outside a game's accounting (e.g. a forfeit before stopping)."""
+        if self.bot is not None and self.bot.fault is None:
+            with contextlib.suppress(BotFault):
+                await self.bot.send(
+                    encode(message).rstrip(b"\n"), deadline=trio.current_time() + 1.0
+                )
+
+    async def stop(self) -> None:
+        """Stop the process (quit, then escalating signals) and wait until it is reaped."""
+        release, done = self._release, self._done
+        self._release = self._done = None
+        self.bot = None
+        if release is not None and done is not None:
+            release.set()
+            with trio.CancelScope(shield=True):
+                await done.wait()
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything that fixes a game before it is played."""
+
+    game_id: int
+    engines: tuple[str, str]
+    rules: Rules
+    seed: int
+    deal_set: int
+    first_dealer: int
+    pair_id: str | None = None
+    match: str = ""
+    time: TimeSettings = field(default_factory=TimeSettings)
+    fault_policy: FaultPolicyName = "forfeit_game"
+
+
+@dataclass
+class _Deal:
+    number: int
+    dealer: int
+    deck: list[str]
+    actions: list[ActionRecord] = field(default_factory=list)
+
+
+def _line_text(line: bytes | None) -> str | None:
+    if line is None:
+        return None
+    return line[:200].decode("utf-8", "replace")
+
+
+async def play_game(
+    spec: GameSpec,
+    sessions: tuple[BotSession, BotSession],
+    *,
+    on_event: Callable[[str], None] | None = None,
+) -> GameRecord:
+    """Play one game; faults are contained and recorded, never raised.
+
+    ``sessions[i]`` plays seat ``i``.  Returns the finished :class:`GameRecord`.
+    A bot that faulted is stopped (after being told why) and will be restarted by
+    :meth:`BotSession.ensure_started` for its next game.
+    """
+    started = datetime.now(UTC).isoformat(timespec="seconds")
+    t0 = time.monotonic()
+    from arbiter.cards import CARDS
+
+    tm = spec.time
+    # Start both bots; a bot that cannot start or handshake forfeits the game unplayed.
+    for seat in (0, 1):
+        try:
+            await sessions[seat].ensure_started()
+        except BotFault as fault:
+            return _unplayed(spec, sessions, seat, fault, started, t0)
+
+    ref = Referee(
+        rules=spec.rules,
+        names=(
+            sessions[0].info.bot_name or spec.engines[0],
+            sessions[1].info.bot_name or spec.engines[1],
+        ),
+        game_id=str(spec.game_id),
+        decks=seeded_decks(spec.seed, spec.deal_set),
+        first_dealer=spec.first_dealer,
+        time_ms=tm.per_move_ms if tm.clock_ms is None else tm.clock_ms,
+        clock_ms=tm.clock_ms,
+        match=spec.match,
+        game_number=spec.deal_set,
+        pair=spec.deal_set if spec.pair_id is not None else None,
+        # Request ids keep increasing across the games of a bot process.
+        first_request_id=max(sessions[0].next_request_id, sessions[1].next_request_id),
+    )
+    deals: list[_Deal] = []
+    finished: list[DealRecord] = []
+    corrupted = False
+    substitute = [False, False]
+    rng = random.Random(f"ecarte-substitute/{spec.seed}/{spec.game_id}")
+    fault_info: tuple[int, BotFault | BadReply | ProtocolError, bytes | None] | None = None
+
+    def charge(seat: int, exc: BotFault | BadReply | ProtocolError, line: bytes | None) -> None:
+        nonlocal fault_info, corrupted
+        if fault_info is None:
+            fault_info = (seat, exc, line)
+        if spec.fault_policy == "random_substitute":
+            substitute[seat] = True
+            corrupted = True
+        else:
+            reason, detail = _reason_detail(exc)
+            ref.forfeit(seat, reason, detail)
+
+    while True:
+        for seat, msg in ref.notices():
+            if isinstance(msg, DealEnd) and seat == 0:
+                d = deals[-1]
+                finished.append(
+                    DealRecord(
+                        number=d.number,
+                        dealer=d.dealer,
+                        deck=d.deck,
+                        actions=d.actions,
+                        tricks=msg.tricks,
+                        points=msg.points,
+                    )
+                )
+            bot = sessions[seat].bot
+            if substitute[seat] or bot is None or bot.fault is not None:
+                continue
+            if isinstance(msg, Forfeit):
+                continue  # told by the session just before it is stopped, below
+            try:
+                await bot.send(
+                    encode(msg).rstrip(b"\n"), deadline=trio.current_time() + NOTICE_TIMEOUT
+                )
+            except BotFault as exc:
+                if not ref.over:
+                    charge(seat, exc, exc.line)
+        if len(deals) < len(ref.decks):
+            st = ref.state
+            deals.append(_Deal(len(ref.decks), st.dealer, [str(CARDS[c]) for c in ref.decks[-1]]))
+        pending = ref.request()
+        if pending is None:
+            break
+        seat, req = pending
+        if substitute[seat]:
+            choice = rng.choice(req.legal)
+            ref.submit(seat, Action(id=req.id, action=choice))
+            deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], 0.0, True))
+            continue
+        session = sessions[seat]
+        bot = session.bot
+        assert bot is not None
+        limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
+        line: bytes | None = None
+        try:
+            line, elapsed = await bot.request(encode(req).rstrip(b"\n"), timeout=limit_ms / 1000)
+            ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
+        except (BotFault, BadReply, ProtocolError) as exc:
+            charge(seat, exc, exc.line if isinstance(exc, BotFault) else line)
+            continue
+        if ref.clocks is not None and tm.increment_ms:
+            ref.clocks[seat] += tm.increment_ms
+        deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
+
+    sessions[0].next_request_id = sessions[1].next_request_id = ref.next_request_id
+    # A game cut short by a forfeit: record the unfinished deal as it stood.
+    if deals and len(finished) < len(deals):
+        d = deals[-1]
+        st = ref.state
+        finished.append(
+            DealRecord(
+                number=d.number,
+                dealer=d.dealer,
+                deck=d.deck,
+                actions=d.actions,
+                tricks=list(st.tricks),
+                points=list(st.deal_points),
+            )
+        )
+
+    termination = Termination(reason="normal")
+    if fault_info is not None:
+        seat, cause, bad_line = fault_info
+        reason, detail = _reason_detail(cause)
+        termination = Termination(
+            reason=reason,
+            offender=seat,
+            detail=detail,
+            line=_line_text(bad_line),
+        )
+        if not corrupted:
+            await sessions[seat].tell(Forfeit(game=str(spec.game_id), reason=reason, detail=detail))
+        await sessions[seat].stop()
+        if on_event is not None:
+            on_event(f"game {spec.game_id}: {spec.engines[seat]} faulted: {reason}: {detail}")
+    winner = ref.winner if ref.winner is not None else ref.state.winner
+    return GameRecord(
+        game_id=spec.game_id,
+        engines=list(spec.engines),
+        pair_id=spec.pair_id,
+        deal_set=spec.deal_set,
+        seed=spec.seed,
+        first_dealer=spec.first_dealer,
+        rules=spec.rules,
+        deals=finished,
+        scores=list(ref.state.scores),
+        winner=winner,
+        termination=termination,
+        corrupted=corrupted,
+        info=[sessions[0].info, sessions[1].info],
+        started=started,
+        seconds=round(time.monotonic() - t0, 3),
+    )
+
+
+def _reason_detail(exc: BotFault | BadReply | ProtocolError) -> tuple[WireReason, str]:
+    if isinstance(exc, BotFault):
+        return exc.reason.value, exc.detail
+    if isinstance(exc, BadReply):
+        return exc.reason, exc.detail
+    return "invalid_message", str(exc)
+
+
+def _unplayed(
+    spec: GameSpec,
+    sessions: tuple[BotSession, BotSession],
+    seat: int,
+    fault: BotFault,
+    started: str,
+    t0: float,
+) -> GameRecord:
+    """The record of a game lost before it began (start-up or handshake fault)."""
+    return GameRecord(
+        game_id=spec.game_id,
+        engines=list(spec.engines),
+        pair_id=spec.pair_id,
+        deal_set=spec.deal_set,
+        seed=spec.seed,
+        first_dealer=spec.first_dealer,
+        rules=spec.rules,
+        deals=[],
+        scores=[0, 0],
+        winner=1 - seat,
+        termination=Termination(
+            reason=fault.reason.value,
+            offender=seat,
+            detail=fault.detail,
+            line=_line_text(fault.line),
+        ),
+        info=[sessions[0].info, sessions[1].info],
+        started=started,
+        seconds=round(time.monotonic() - t0, 3),
+    )

@@ -1,0 +1,269 @@
+"""Turn game records into the tables a user reads and ``standings.json``.
+
+All the statistics come from :mod:`arbiter.stats`; this module only converts records
+to :class:`~arbiter.stats.GameOutcome` and lays the figures out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from arbiter.record import GameRecord
+from arbiter.stats import (
+    GameOutcome,
+    HeadToHead,
+    PointsPerDeal,
+    RatingTable,
+    crosstable,
+    fault_summary,
+    fit_ratings,
+    head_to_head,
+    points_per_deal,
+)
+
+__all__ = ["Report", "build_report", "outcome_of", "pgn_of"]
+
+BOOTSTRAP = 400
+"""Bootstrap resamples for the rating intervals."""
+
+
+def outcome_of(record: GameRecord) -> GameOutcome:
+    """The statistics view of one game record."""
+    fault = None if record.termination.reason == "normal" else record.termination.reason
+    offender = record.termination.offender if fault else None
+    return GameOutcome(
+        engines=(record.engines[0], record.engines[1]),
+        winner=record.winner,
+        points=(record.scores[0], record.scores[1]),
+        deals=len(record.deals),
+        pair_id=record.pair_id,
+        fault=fault,
+        offender=offender,
+        deal_margins=tuple(d.points[0] - d.points[1] for d in record.deals),
+    )
+
+
+def _fmt_elo(x: float) -> str:
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:+.0f}"
+
+
+def _fmt_err(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "inf" if math.isinf(x) else f"{x:.0f}"
+
+
+class Report:
+    """Every table of a tournament, computed once."""
+
+    def __init__(self, records: Sequence[GameRecord], *, seed: int = 0) -> None:
+        self.records = list(records)
+        self.outcomes = [outcome_of(r) for r in self.records]
+        self.engines = sorted({e for r in self.records for e in r.engines})
+        self.ratings: RatingTable | None = (
+            fit_ratings(self.outcomes, bootstrap=BOOTSTRAP, seed=seed)
+            if len(self.engines) >= 2 and _connected(self.outcomes)
+            else None
+        )
+        pairings = sorted({tuple(sorted(r.engines)) for r in self.records})
+        self.h2h: list[tuple[HeadToHead, PointsPerDeal]] = [
+            (head_to_head(self.outcomes, a, b), points_per_deal(self.outcomes, a, b))
+            for a, b in pairings
+        ]
+        self.faults = fault_summary(self.outcomes)
+
+    def standings_text(self) -> str:
+        """The rank table (joint Bradley-Terry fit, 95 % intervals from a pair bootstrap)."""
+        lines = []
+        if self.ratings is None:
+            return "standings: not enough connected games to rate the engines\n"
+        lines.append(
+            f"{'rank':>4}  {'engine':<16} {'Elo':>6} {'±95%':>6} {'games':>6} {'score':>7}"
+            f"  {'faults':>6}"
+        )
+        for row in self.ratings.rows:
+            nfaults = sum(self.faults.get(row.engine, {}).values())
+            lines.append(
+                f"{row.rank:>4}  {row.engine:<16} {_fmt_elo(row.rating):>6} "
+                f"{_fmt_err(row.error):>6} {row.games:>6} {100 * row.score:>6.1f}%  {nfaults:>6}"
+            )
+        lines.append(
+            f"(Elo relative to the pool average; intervals from {BOOTSTRAP} bootstrap "
+            "resamples of duplicate pairs)"
+        )
+        return "\n".join(lines) + "\n"
+
+    def crosstable_text(self) -> str:
+        """Engine-by-engine scores."""
+        table = crosstable(self.outcomes)
+        names = table.engines
+        width = max(8, *(len(n) for n in names))
+        head = " " * (width + 2) + " ".join(f"{n[:9]:>9}" for n in names)
+        lines = [head]
+        for row in names:
+            cells = []
+            for col in names:
+                cell = table.cell(row, col)
+                cells.append(f"{'':>9}" if cell is None else f"{cell.wins:>4}-{cell.losses:<4}")
+            lines.append(f"{row:<{width}}  " + " ".join(cells))
+        return "\n".join(lines) + "\n"
+
+    def head_to_head_text(self) -> str:
+        """Per pairing: score, Elo on games and on pairs, LOS, luck share, points per deal."""
+        out = []
+        for h, ppd in self.h2h:
+            ge = h.game_estimate
+            out.append(
+                f"{h.engine_a} vs {h.engine_b}: {h.games} games, +{h.wins} -{h.losses} "
+                f"({100 * h.score:.1f}%)"
+            )
+            out.append(
+                f"  games: Elo {_fmt_elo(ge.elo)} ±{_fmt_err(ge.elo_error)}  LOS "
+                f"{100 * ge.los:.1f}%  nElo {ge.normalized_elo:+.0f}"
+            )
+            pe = h.pair_estimate
+            if pe is not None:
+                out.append(
+                    f"  pairs: {h.pairs} (won {h.pairs_won}, split {h.pairs_split}, lost "
+                    f"{h.pairs_lost})  Elo {_fmt_elo(pe.elo)} ±{_fmt_err(pe.elo_error)}  LOS "
+                    f"{100 * pe.los:.1f}%  nElo {pe.normalized_elo:+.0f}"
+                )
+            if h.luck_share is not None and h.games_needed_ratio is not None:
+                out.append(
+                    f"  luck share removed by pairing: {100 * h.luck_share:.0f}%  (pairs need "
+                    f"{100 * h.games_needed_ratio:.0f}% of the games single games need for the "
+                    "same interval width)"
+                )
+            est = ppd.pair_estimate or ppd.game_estimate
+            if est is not None and math.isfinite(est.error):
+                out.append(
+                    f"  points per deal for {h.engine_a}: {est.mean:+.3f} ±{est.error:.3f} "
+                    f"({est.unit.name.lower()}s, {ppd.deals} deals)"
+                )
+            if h.incomplete_pairs:
+                out.append(f"  incomplete pairs (left out of pair figures): {h.incomplete_pairs}")
+        return "\n".join(out) + "\n"
+
+    def faults_text(self) -> str:
+        """Faults per engine and reason (forfeits are counted as losses above)."""
+        rows = [
+            f"  {engine}: " + ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items()))
+            for engine, reasons in sorted(self.faults.items())
+            if reasons
+        ]
+        if not rows:
+            return "faults: none\n"
+        return "faults (each one a forfeited game, counted as a loss):\n" + "\n".join(rows) + "\n"
+
+    def text(self) -> str:
+        """The whole report."""
+        return "\n".join(
+            [
+                "== standings",
+                self.standings_text(),
+                "== crosstable (row's wins-losses against column)",
+                self.crosstable_text(),
+                "== head to head",
+                self.head_to_head_text(),
+                self.faults_text(),
+            ]
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures as plain data for ``standings.json``."""
+        data: dict[str, Any] = {"games": len(self.records), "engines": self.engines}
+        if self.ratings is not None:
+            data["ratings"] = [
+                {
+                    "rank": r.rank,
+                    "engine": r.engine,
+                    "elo": _finite(r.rating),
+                    "lower": _finite(r.lower),
+                    "upper": _finite(r.upper),
+                    "games": r.games,
+                    "wins": r.wins,
+                    "score": r.score,
+                }
+                for r in self.ratings.rows
+            ]
+        data["head_to_head"] = [_h2h_json(h, p) for h, p in self.h2h]
+        data["faults"] = self.faults
+        return data
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, 3)
+
+
+def _h2h_json(h: HeadToHead, ppd: PointsPerDeal) -> dict[str, Any]:
+    def est(e: Any) -> dict[str, Any] | None:
+        if e is None:
+            return None
+        return {
+            "count": e.count,
+            "score": e.mean,
+            "elo": _finite(e.elo),
+            "elo_lower": _finite(e.elo_lower),
+            "elo_upper": _finite(e.elo_upper),
+            "los": e.los,
+            "normalized_elo": _finite(e.normalized_elo),
+        }
+
+    margin = ppd.pair_estimate or ppd.game_estimate
+    return {
+        "engines": [h.engine_a, h.engine_b],
+        "games": h.games,
+        "wins": h.wins,
+        "losses": h.losses,
+        "games_estimate": est(h.game_estimate),
+        "pairs_estimate": est(h.pair_estimate),
+        "pairs": {"won": h.pairs_won, "split": h.pairs_split, "lost": h.pairs_lost},
+        "luck_share": h.luck_share,
+        "games_needed_ratio": h.games_needed_ratio,
+        "points_per_deal": None
+        if margin is None
+        else {"mean": margin.mean, "error": _finite(margin.error), "unit": margin.unit.name},
+    }
+
+
+def _connected(outcomes: Sequence[GameOutcome]) -> bool:
+    engines = sorted({e for o in outcomes for e in o.engines})
+    if not engines:
+        return False
+    links: dict[str, set[str]] = {e: set() for e in engines}
+    for o in outcomes:
+        links[o.engines[0]].add(o.engines[1])
+        links[o.engines[1]].add(o.engines[0])
+    seen = {engines[0]}
+    todo = [engines[0]]
+    while todo:
+        for n in links[todo.pop()]:
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return len(seen) == len(engines)
+
+
+def build_report(records: Sequence[GameRecord], seed: int = 0) -> Report:
+    """Compute every table from records."""
+    return Report(records, seed=seed)
+
+
+def pgn_of(records: Sequence[GameRecord], event: str = "Ecarte tournament") -> str:
+    """Results as PGN headers (one empty game per record) for Ordo and BayesElo.
+
+    Seat 0 is written as White; a game has no draws, so each result is 1-0 or 0-1.
+    """
+    chunks = []
+    for r in records:
+        result = "1-0" if r.winner == 0 else "0-1"
+        chunks.append(
+            f'[Event "{event}"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "{r.game_id + 1}"]\n'
+            f'[White "{r.engines[0]}"]\n[Black "{r.engines[1]}"]\n[Result "{result}"]\n'
+            f'[Termination "{r.termination.reason}"]\n\n{result}\n'
+        )
+    return "\n".join(chunks)
