@@ -1,0 +1,701 @@
+"""One bot process under trio: spawn, line reader, deadlines, stderr, stop and kill.
+
+This layer knows nothing of the protocol; it moves lines of bytes.  Everything a
+bot can do wrong here ends in a :class:`~arbiter.faults.BotFault`; everything
+the caller can do wrong is an :class:`~arbiter.faults.ArbiterError`.
+
+Lifecycle
+    :func:`open_bot` starts the process in a new session (so it leads its own
+    process group and Ctrl+C reaches only the arbiter) inside a nursery it owns,
+    next to a task that drains stderr.  Leaving the ``async with`` block, for
+    any reason, runs :meth:`Bot.stop` shielded, so no process of the group
+    survives the block.
+
+Reading lines
+    trio has no ``readline``.  The reader keeps one buffer and remembers where
+    its last scan for ``\\n`` stopped, so a line that arrives in many chunks is
+    scanned once.  The length cap is enforced in both cases: when no newline has
+    arrived yet (the buffer never grows past the cap plus one read) and when a
+    long line arrives whole.  A trailing ``\\r`` is stripped (bots written on
+    Windows).
+
+Deadlines
+    Each exchange runs in one :class:`trio.CancelScope` whose deadline covers the
+    send *and* the reply: ``send_all`` blocks once the bot stops reading and the
+    pipe is full.  A cancelled send leaves the stream in an unknown state, so
+    after any fault the bot is *broken*: every later call raises a copy of the
+    same fault.  The task watching the process cancels that scope when the
+    process exits, so a bot that dies while a grandchild holds its stdout open is
+    reported at once rather than at the deadline.  EOF on stdout is reported at
+    once too, even if the process keeps running.
+
+Unrequested lines
+    The protocol is strictly request/reply, so a bot must never write unless
+    asked.  Before sending, :meth:`Bot.request` reads whatever is already
+    waiting on the pipe (one non-blocking ``read``) and raises
+    :class:`~arbiter.faults.InvalidMessage` if anything is there.  The check is
+    best effort: a line written after that read but before the bot reads the
+    request looks like the reply; the protocol layer must check that a reply
+    fits the request.  :meth:`Bot.check_unrequested` runs the same check alone.
+
+Stopping
+    :meth:`Bot.stop` escalates and always reaps: quit line, close stdin, wait
+    ``grace``; SIGTERM to the *group*, wait ``term_grace``; SIGKILL to the group;
+    then one more ``killpg(SIGKILL)`` after the leader has exited, for
+    grandchildren that ignore SIGTERM and hold the pipes open, and a short wait
+    until no live member of the group is left.  A bot that calls ``setsid()``
+    leaves the group and escapes; only cgroups contain that.
+
+Resource limits (heuristic)
+    :class:`Limits` are applied in the child with ``setrlimit``: ``RLIMIT_CPU``
+    (soft ``n``, hard ``n + 1``: SIGXCPU, then SIGKILL a second later) and
+    ``RLIMIT_AS``.  When limits were set and the bot is gone, the exit is
+    classified as :class:`~arbiter.faults.ResourceLimit` if
+
+    - a CPU limit was set and the process died of SIGXCPU, or of SIGKILL that
+      the arbiter did not send (the hard limit, or the kernel OOM killer); or
+    - a memory limit was set, the process did not exit with 0, and the last
+      4 KiB of its stderr mention ``MemoryError``, ``std::bad_alloc``, ``out of
+      memory`` or ``Cannot allocate memory``.
+
+    A bot that survives a failed allocation, or dies of it silently (a C bot that
+    dereferences the NULL from ``malloc``), is reported as
+    :class:`~arbiter.faults.Disconnected`.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import IO, Final
+
+import trio
+
+from arbiter.faults import (
+    ArbiterError,
+    BotFault,
+    BotTimeout,
+    Disconnected,
+    FailedToStart,
+    InvalidMessage,
+    ResourceLimit,
+)
+
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "DEFAULT_STDERR_CAP",
+    "Bot",
+    "BotCommand",
+    "Direction",
+    "Limits",
+    "Transcript",
+    "open_bot",
+]
+
+DEFAULT_MAX_LINE: Final = 65536
+"""The longest line (in bytes, without the newline) a bot may write."""
+
+DEFAULT_STDERR_CAP: Final = 1_000_000
+"""How many bytes of a bot's stderr are written to its log file."""
+
+READ_SIZE: Final = 65536
+STDERR_TAIL: Final = 4096
+EXIT_WAIT: Final = 0.1
+"""After EOF, how long to wait for the exit status that explains it."""
+STDERR_WAIT: Final = 0.5
+GROUP_WAIT: Final = 1.0
+MEMORY_MARKERS: Final = (
+    b"MemoryError",
+    b"std::bad_alloc",
+    b"out of memory",
+    b"Cannot allocate memory",
+)
+
+
+class Direction(StrEnum):
+    """The direction of a line in a transcript, python-chess style."""
+
+    TO_BOT = ">>"
+    """A line the arbiter sent to the bot."""
+
+    FROM_BOT = "<<"
+    """A line the bot wrote."""
+
+
+Transcript = Callable[[Direction, bytes], None]
+"""A callback that receives every line in and out, without its newline."""
+
+
+@dataclass(frozen=True)
+class BotCommand:
+    """How to start a bot."""
+
+    argv: list[str]
+    """The program and its arguments; use an absolute interpreter path, not a shim."""
+
+    cwd: str | None = None
+    """The working directory, or ``None`` for the arbiter's."""
+
+    env: dict[str, str] | None = None
+    """Variables added on top of the arbiter's environment."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Kernel resource limits applied in the bot process (off by default)."""
+
+    memory_mb: int | None = None
+    """Address-space limit (``RLIMIT_AS``) in MiB."""
+
+    cpu_seconds: int | None = None
+    """CPU-time limit (``RLIMIT_CPU``) in seconds, over the whole life of the process."""
+
+    def __post_init__(self) -> None:
+        for field in ("memory_mb", "cpu_seconds"):
+            value = getattr(self, field)
+            if value is not None and value <= 0:
+                raise ValueError(f"Limits.{field} must be positive, got {value}")
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> bool:
+    """Signal a process group; False if it has no member left."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _live_group_members(pgid: int) -> list[int]:
+    """PIDs in process group ``pgid`` that are not zombies (Linux ``/proc``)."""
+    members = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no /proc: fall back to "is anyone, zombie or not, left?"
+        return [pgid] if _killpg(pgid, signal.Signals(0)) else []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(entry))
+    return members
+
+
+async def _deliver_cancel(proc: trio.Process) -> None:
+    """Used by trio.run_process when it is cancelled: the group, not only the leader."""
+    _killpg(proc.pid, signal.SIGTERM)
+    await trio.sleep(1.0)
+    _killpg(proc.pid, signal.SIGKILL)
+
+
+def _limits_preexec(limits: Limits) -> Callable[[], None]:
+    def apply() -> None:
+        if limits.memory_mb is not None:
+            size = limits.memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (size, size))
+        if limits.cpu_seconds is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+
+    return apply
+
+
+class _ExitWatch:
+    """Shared between the task that runs the process and the bot that talks to it."""
+
+    def __init__(self) -> None:
+        self.exited = trio.Event()
+        self.io_scope: trio.CancelScope | None = None
+
+    async def run(
+        self,
+        command: BotCommand,
+        limits: Limits | None,
+        *,
+        task_status: trio.TaskStatus[trio.Process] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        env = None if command.env is None else {**os.environ, **command.env}
+        try:
+            await trio.run_process(
+                command.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                check=False,
+                cwd=command.cwd,
+                env=env,
+                start_new_session=True,
+                # preexec_fn forces fork+exec instead of posix_spawn: only when needed.
+                preexec_fn=None if limits is None else _limits_preexec(limits),
+                deliver_cancel=_deliver_cancel,
+                task_status=task_status,
+            )
+        finally:
+            self.exited.set()
+            if self.io_scope is not None:
+                self.io_scope.cancel()
+
+
+class Bot:
+    """A running bot process and its line streams; create it with :func:`open_bot`."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        proc: trio.Process,
+        watch: _ExitWatch,
+        limits: Limits | None,
+        max_line: int,
+        transcript: Transcript | None,
+    ) -> None:
+        if proc.stdin is None or not isinstance(proc.stdout, trio.lowlevel.FdStream):
+            raise ArbiterError("bot process started without pipes")
+        self.name = name
+        """The name used in messages about this bot."""
+        self._proc = proc
+        self._stdin = proc.stdin
+        self._stdout = proc.stdout
+        self._stdout_fd = proc.stdout.fileno()
+        self._watch = watch
+        self._limits = limits
+        self._max_line = max_line
+        self._transcript = transcript
+        self._buffer = bytearray()
+        self._scan_from = 0
+        self._eof = False
+        self._busy = False
+        self._fault: BotFault | None = None
+        self._send_cancelled = False
+        self._stopping = False
+        self._stopped = False
+        self._stderr_tail = bytearray()
+        self._stderr_done = trio.Event()
+
+    def __repr__(self) -> str:
+        return f"<Bot {self.name!r} pid={self.pid} {self.exit_description()}>"
+
+    # -- process state ---------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        """The PID of the process the arbiter started."""
+        return self._proc.pid
+
+    @property
+    def pgid(self) -> int:
+        """The process group of the bot and its children (equal to :attr:`pid`)."""
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status, ``-N`` for death by signal N, or ``None`` while running."""
+        return self._proc.returncode
+
+    @property
+    def fault(self) -> BotFault | None:
+        """The fault that broke this bot, or ``None``."""
+        return self._fault
+
+    @property
+    def stderr_tail(self) -> bytes:
+        """The last few KiB the bot wrote to stderr (all of it is in the log file)."""
+        return bytes(self._stderr_tail[-STDERR_TAIL:])
+
+    def exit_description(self) -> str:
+        """How the process ended, e.g. ``"exited with code 3"``, ``"killed by SIGSEGV"``."""
+        code = self.returncode
+        if code is None:
+            return "running"
+        if code >= 0:
+            return f"exited with code {code}"
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+
+    # -- exchanges -------------------------------------------------------------
+
+    async def request(self, line: bytes, *, timeout: float) -> tuple[bytes, float]:
+        """Send ``line`` and return the reply line and the seconds the exchange took.
+
+        ``timeout`` covers writing the request and reading the whole reply.  Raises
+        :class:`~arbiter.faults.InvalidMessage` first if the bot had already
+        written something unrequested.
+        """
+        self.check_unrequested()
+        start = trio.current_time()
+        reply = await self._exchange(line, start + timeout, reply=True)
+        return reply, trio.current_time() - start
+
+    async def send(self, line: bytes, *, deadline: float) -> None:
+        """Send one line (the newline is added) before the trio-clock ``deadline``."""
+        await self._exchange(line, deadline, reply=False)
+
+    async def receive(self, *, deadline: float) -> bytes:
+        """Return the next line from the bot, without newline, before ``deadline``.
+
+        Use it for a line the bot sends first (a greeting) or after :meth:`send`;
+        it does not check for unrequested lines.
+        """
+        return await self._exchange(None, deadline, reply=True)
+
+    def check_unrequested(self) -> None:
+        """Raise :class:`~arbiter.faults.InvalidMessage` if the bot wrote anything
+        that has not been read yet (a line nobody asked for)."""
+        self._check_usable()
+        if not self._buffer:
+            self._read_pending()
+        if self._buffer:
+            end = self._buffer.find(b"\n")
+            line = bytes(self._buffer[: end if end >= 0 else 200])
+            raise self._break(InvalidMessage("unrequested line", line=line))
+
+    def _check_usable(self) -> None:
+        if self._stopping:
+            raise ArbiterError(f"bot {self.name!r} was used after stop()")
+        if self._busy:
+            raise ArbiterError(f"bot {self.name!r} was used by two tasks at once")
+        if self._send_cancelled:
+            raise ArbiterError(
+                f"a send to bot {self.name!r} was cancelled midway; its stdin is unusable"
+            )
+        if self._fault is not None:
+            raise self._fault.copy()
+
+    def _break(self, fault: BotFault) -> BotFault:
+        self._fault = fault
+        return fault
+
+    async def _exchange(self, line: bytes | None, deadline: float, *, reply: bool) -> bytes:
+        """Send ``line`` (if given), then read one line (if ``reply``), by ``deadline``."""
+        if line is not None and b"\n" in line:
+            raise ArbiterError(f"line for bot {self.name!r} contains a newline: {line[:80]!r}")
+        self._check_usable()
+        self._busy = True
+        sending = line is not None
+        start = trio.current_time()
+        try:
+            with trio.CancelScope(deadline=deadline) as scope:
+                self._watch.io_scope = scope
+                if self._watch.exited.is_set():
+                    scope.cancel()  # handled below, as if the exit happened now
+                if line is not None:
+                    await self._send_line(line)
+                    sending = False
+                return await self._read_line() if reply else b""
+            # Only reached when the scope was cancelled: deadline or process exit.
+            if self._watch.exited.is_set():
+                if reply and not sending:
+                    # The bot may have written its reply just before exiting.
+                    self._read_pending()
+                    end = self._buffer.find(b"\n", self._scan_from)
+                    if end >= 0:
+                        return self._take_line(end)
+                raise await self._gone_fault("stdin" if sending else "stdout")
+            elapsed = trio.current_time() - start
+            if sending:
+                raise BotTimeout(f"did not read its input within {elapsed:.3f} s")
+            raise BotTimeout(f"no reply within {elapsed:.3f} s", line=bytes(self._buffer) or None)
+        except BotFault as fault:
+            self._break(fault)
+            raise
+        except BaseException:
+            # Cancelled from outside (or Ctrl+C): not the bot's fault, but a
+            # half-written line cannot be taken back.
+            if sending:
+                self._send_cancelled = True
+            raise
+        finally:
+            self._watch.io_scope = None
+            self._busy = False
+
+    async def _send_line(self, line: bytes) -> None:
+        try:
+            await self._stdin.send_all(line + b"\n")
+        except trio.BrokenResourceError:
+            raise await self._gone_fault("stdin") from None
+        if self._transcript is not None:
+            self._transcript(Direction.TO_BOT, line)
+
+    async def _read_line(self) -> bytes:
+        buffer = self._buffer
+        while True:
+            end = buffer.find(b"\n", self._scan_from)
+            if end >= 0:
+                return self._take_line(end)
+            if len(buffer) > self._max_line + 1:  # + 1: a "\r" may be waiting for its "\n"
+                raise self._too_long()
+            self._scan_from = len(buffer)
+            if self._eof:
+                raise await self._gone_fault("stdout")
+            chunk = await self._receive_chunk()
+            if chunk:
+                buffer += chunk
+            else:
+                self._eof = True
+
+    async def _receive_chunk(self) -> bytes:
+        """``receive_some`` without its leading checkpoint (``send_all`` had one); b"" at EOF."""
+        fd = self._stdout_fd
+        while True:
+            try:
+                return os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+            except OSError:
+                return b""
+
+    def _take_line(self, end: int) -> bytes:
+        """Remove the line ending at ``self._buffer[end] == b"\\n"`` and return it."""
+        buffer = self._buffer
+        stop = end - 1 if end and buffer[end - 1] == 0x0D else end
+        if stop > self._max_line:
+            raise self._too_long()
+        line = bytes(buffer[:stop])
+        del buffer[: end + 1]  # cheap: bytearray moves its start instead of copying
+        self._scan_from = 0
+        if self._transcript is not None:
+            self._transcript(Direction.FROM_BOT, line)
+        return line
+
+    def _too_long(self) -> InvalidMessage:
+        return InvalidMessage(
+            f"line longer than {self._max_line} bytes", line=bytes(self._buffer[:200])
+        )
+
+    def _read_pending(self) -> None:
+        """Move what the bot has already written into the buffer, without blocking."""
+        # The fd is non-blocking (trio's FdStream); reading it directly is safe as
+        # long as no receive_some is running, which _busy guarantees.
+        while not self._eof and len(self._buffer) <= self._max_line + 1:
+            try:
+                chunk = os.read(self._stdout_fd, READ_SIZE)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                return
+            self._buffer += chunk
+
+    async def _gone_fault(self, stream: str) -> BotFault:
+        """The fault for a closed pipe or an exited process, classified by exit status."""
+        partial = bytes(self._buffer[:200]) or None
+        memory_limited = self._limits is not None and self._limits.memory_mb is not None
+        # Shielded and short: a deadline passing now must not turn this into a timeout.
+        with trio.CancelScope(deadline=trio.current_time() + EXIT_WAIT, shield=True):
+            await self._watch.exited.wait()
+            if memory_limited:  # the classification reads the end of stderr
+                await self._stderr_done.wait()
+        if not self._watch.exited.is_set():
+            return Disconnected(f"closed its {stream} while still running", line=partial)
+        limit_fault = self._resource_fault()
+        if limit_fault is not None:
+            return limit_fault
+        return Disconnected(self.exit_description(), line=partial)
+
+    def _resource_fault(self) -> ResourceLimit | None:
+        limits, code = self._limits, self.returncode
+        if limits is None or code is None:
+            return None
+        if limits.cpu_seconds is not None and (
+            code == -signal.SIGXCPU or (code == -signal.SIGKILL and not self._stopping)
+        ):
+            return ResourceLimit(
+                f"CPU time limit of {limits.cpu_seconds} s exceeded ({self.exit_description()})"
+            )
+        tail = self._stderr_tail
+        if (
+            limits.memory_mb is not None
+            and code != 0
+            and any(marker in tail for marker in MEMORY_MARKERS)
+        ):
+            return ResourceLimit(
+                f"memory limit of {limits.memory_mb} MB exceeded ({self.exit_description()})"
+            )
+        return None
+
+    # -- shutdown --------------------------------------------------------------
+
+    async def stop(
+        self, quit_line: bytes | None = None, *, grace: float = 1.0, term_grace: float = 1.0
+    ) -> int:
+        """Stop the bot and every process in its group; return the leader's exit status.
+
+        Escalates: send ``quit_line`` (if given and the bot is healthy), close
+        stdin and wait ``grace`` seconds; SIGTERM the group and wait
+        ``term_grace``; SIGKILL the group.  Then SIGKILL the group once more,
+        whether or not the leader had exited, and wait (at most a second) until
+        no live member is left.  Runs shielded from cancellation; idempotent.
+        """
+        with trio.CancelScope(shield=True):
+            if not self._stopping:
+                self._stopping = True
+                await self._stop(quit_line, grace, term_grace)
+                self._stopped = True
+            await self._watch.exited.wait()
+        code = self.returncode
+        assert code is not None
+        return code
+
+    async def _stop(self, quit_line: bytes | None, grace: float, term_grace: float) -> None:
+        exited = self._watch.exited
+        healthy = not (self._busy or self._send_cancelled or exited.is_set())
+        healthy = healthy and self._fault is None
+        if quit_line is not None and healthy:
+            with trio.move_on_after(grace):
+                try:
+                    await self._stdin.send_all(quit_line + b"\n")
+                    if self._transcript is not None:
+                        self._transcript(Direction.TO_BOT, quit_line)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+        await self._stdin.aclose()
+        with trio.move_on_after(grace):
+            await exited.wait()
+        if not exited.is_set():
+            _killpg(self.pgid, signal.SIGTERM)
+            with trio.move_on_after(term_grace):
+                await exited.wait()
+        if not exited.is_set():
+            _killpg(self.pgid, signal.SIGKILL)
+            await exited.wait()
+        # Grandchildren that ignored SIGTERM (or were never signalled because the
+        # leader exited on its own) may still hold the pipes open.  The group id
+        # cannot be reused while any member is alive.
+        if _killpg(self.pgid, signal.SIGKILL):
+            with trio.move_on_after(GROUP_WAIT):
+                while _live_group_members(self.pgid):
+                    await trio.sleep(0.01)
+                    _killpg(self.pgid, signal.SIGKILL)
+        with trio.move_on_after(STDERR_WAIT):
+            await self._stderr_done.wait()
+        await self._stdout.aclose()
+
+    async def _drain_stderr(
+        self, stream: trio.abc.ReceiveStream, log: IO[bytes] | None, cap: int
+    ) -> None:
+        """Read stderr to EOF, always: an undrained pipe deadlocks a chatty bot."""
+        written = 0
+        tail = self._stderr_tail
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive_some(READ_SIZE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                if not chunk:
+                    break
+                tail += chunk
+                if len(tail) > 2 * STDERR_TAIL:
+                    del tail[:-STDERR_TAIL]
+                if log is None or written > cap:
+                    continue
+                # Plain blocking writes: small appends to a local file, and
+                # trio.wrap_file would cost a thread round trip per chunk.
+                try:
+                    log.write(chunk[: cap - written])
+                    if written + len(chunk) > cap:
+                        log.write(f"\n[stderr truncated after {cap} bytes]\n".encode())
+                        written = cap + 1
+                    else:
+                        written += len(chunk)
+                except OSError:
+                    written = cap + 1  # disk full or similar: keep draining, stop logging
+        finally:
+            if log is not None:
+                log.close()
+            self._stderr_done.set()
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+
+@asynccontextmanager
+async def open_bot(
+    command: BotCommand,
+    *,
+    name: str,
+    log_path: str | os.PathLike[str] | None,
+    max_line: int = DEFAULT_MAX_LINE,
+    stderr_cap: int = DEFAULT_STDERR_CAP,
+    limits: Limits | None = None,
+    transcript: Transcript | None = None,
+    quit_line: bytes | None = None,
+    grace: float = 1.0,
+) -> AsyncIterator[Bot]:
+    """Start a bot process; on leaving the block, :meth:`Bot.stop` it and reap everything.
+
+    stderr is always drained: the first ``stderr_cap`` bytes are appended to
+    ``log_path`` (``None``: discarded), then a truncation marker.  ``quit_line``
+    and ``grace`` are what the exit of the block passes to :meth:`Bot.stop`
+    (``grace`` serves as both its ``grace`` and its ``term_grace``).
+
+    Raises :class:`~arbiter.faults.FailedToStart` (a plain exception, not a group)
+    if the process cannot be spawned.  Exceptions from the body propagate
+    unchanged, not wrapped in an exception group.
+    """
+    log = None if log_path is None else open(log_path, "ab")
+    body_error: BaseException | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            watch = _ExitWatch()
+            try:
+                proc: trio.Process = await nursery.start(watch.run, command, limits)
+            except (OSError, subprocess.SubprocessError) as exc:
+                if log is not None:
+                    log.close()
+                body_error = FailedToStart(f"{type(exc).__name__}: {exc}")
+                raise body_error from exc
+            except BaseException:
+                if log is not None:
+                    log.close()
+                raise
+            bot = Bot(
+                name=name,
+                proc=proc,
+                watch=watch,
+                limits=limits,
+                max_line=max_line,
+                transcript=transcript,
+            )
+            assert proc.stderr is not None
+            nursery.start_soon(bot._drain_stderr, proc.stderr, log, stderr_cap)
+            try:
+                yield bot
+            except BaseException as exc:
+                body_error = exc
+                raise
+            finally:
+                await bot.stop(quit_line, grace=grace, term_grace=grace)
+                # Ends a stderr drain stuck on a pipe held by a process that escaped
+                # the group with setsid(); the leader is reaped by now.
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # The nursery wraps the body's exception in a group; hand it back as it was,
+        # so callers can write ``except BotTimeout``.  Raising the very exception
+        # that was thrown in makes contextlib re-raise it with its own traceback.
+        if (
+            body_error is not None
+            and len(group.exceptions) == 1
+            and group.exceptions[0] is body_error
+        ):
+            context = body_error.__context__
+            try:
+                raise body_error
+            finally:
+                body_error.__context__ = context
+        raise

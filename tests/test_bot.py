@@ -1,0 +1,349 @@
+"""Tests of arbiter.bot against real, misbehaving bot processes (tests/bots/)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from arbiter.bot import Bot, BotCommand, Direction, Limits, open_bot
+from arbiter.faults import (
+    ArbiterError,
+    BotTimeout,
+    Disconnected,
+    FailedToStart,
+    FaultReason,
+    InvalidMessage,
+    ResourceLimit,
+)
+
+BOTS = Path(__file__).parent / "bots"
+
+
+def bot_command(script: str, *args: str) -> BotCommand:
+    return BotCommand([sys.executable, str(BOTS / f"{script}.py"), *args])
+
+
+def live_members(pgid: int) -> list[int]:
+    """Non-zombie processes of group ``pgid``, from /proc (PID 1 may not reap zombies)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            members.append(int(entry))
+    return members
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def assert_group_gone(bot: Bot) -> None:
+    assert bot.returncode is not None
+    assert live_members(bot.pgid) == []
+
+
+# -- round trips and the line reader -----------------------------------------------------
+
+
+async def test_echo_round_trip() -> None:
+    async with open_bot(bot_command("echo"), name="echo", log_path=None) as bot:
+        assert bot.pgid == bot.pid == os.getpgid(bot.pid)
+        assert bot.pgid != os.getpgrp()
+        for i in range(20):
+            reply, elapsed = await bot.request(b"ping %d" % i, timeout=5)
+            assert reply == b"ping %d" % i
+            assert 0 <= elapsed < 5
+    assert bot.returncode == 0  # stdin closed: the echo bot exits by itself
+    assert_group_gone(bot)
+
+
+async def test_send_then_receive_and_transcript() -> None:
+    lines: list[tuple[Direction, bytes]] = []
+    async with open_bot(
+        bot_command("echo"),
+        name="echo",
+        log_path=None,
+        transcript=lambda d, line: lines.append((d, line)),
+        quit_line=b"quit",
+    ) as bot:
+        await bot.send(b"a", deadline=trio.current_time() + 5)
+        assert await bot.receive(deadline=trio.current_time() + 5) == b"a"
+    assert lines == [
+        (Direction.TO_BOT, b"a"),
+        (Direction.FROM_BOT, b"a"),
+        (Direction.TO_BOT, b"quit"),
+    ]
+    assert bot.returncode == 0
+
+
+async def test_crlf_is_stripped() -> None:
+    async with open_bot(bot_command("echo", "--crlf"), name="crlf", log_path=None) as bot:
+        assert (await bot.request(b"x", timeout=5))[0] == b"x"
+
+
+async def test_line_in_pieces() -> None:
+    async with open_bot(bot_command("chunked"), name="chunked", log_path=None) as bot:
+        assert (await bot.request(b"go", timeout=5))[0] == b"hello world"
+        assert (await bot.request(b"go", timeout=5))[0] == b"hello world"
+
+
+@pytest.mark.parametrize(
+    ("line", "ok"),
+    [
+        pytest.param(b"x" * 10, True, id="at-limit"),
+        pytest.param(b"x" * 10 + b"\r", True, id="at-limit-crlf"),
+        pytest.param(b"x" * 11, False, id="over-limit-whole"),
+    ],
+)
+async def test_line_limit_on_whole_lines(line: bytes, ok: bool) -> None:
+    async with open_bot(bot_command("echo"), name="echo", log_path=None, max_line=10) as bot:
+        if ok:
+            assert (await bot.request(line, timeout=5))[0] == b"x" * 10
+        else:
+            with pytest.raises(InvalidMessage, match="line longer than 10 bytes"):
+                await bot.request(line, timeout=5)
+
+
+async def test_ten_megabyte_line_is_cut_off() -> None:
+    async with open_bot(bot_command("big_line"), name="big", log_path=None, grace=0.1) as bot:
+        with pytest.raises(InvalidMessage, match="line longer than 65536 bytes") as info:
+            await bot.request(b"go", timeout=5)
+        assert info.value.reason is FaultReason.INVALID_MESSAGE
+        assert info.value.line == b"x" * 200
+        # The reader stopped at the cap plus one read, not at 10 MB.
+        assert len(bot._buffer) <= 65536 + 1 + 65536
+        # Broken: later calls raise the same fault again.
+        with pytest.raises(InvalidMessage, match="line longer"):
+            await bot.request(b"again", timeout=5)
+    assert_group_gone(bot)
+
+
+async def test_newline_in_outgoing_line_is_an_arbiter_error() -> None:
+    async with open_bot(bot_command("echo"), name="echo", log_path=None) as bot:
+        with pytest.raises(ArbiterError):
+            await bot.request(b"a\nb", timeout=5)
+        assert bot.fault is None
+        assert (await bot.request(b"ok", timeout=5))[0] == b"ok"
+
+
+# -- timeouts ---------------------------------------------------------------------------
+
+
+async def test_reply_timeout() -> None:
+    async with open_bot(bot_command("sleep_forever"), name="mute", log_path=None, grace=0.1) as bot:
+        start = trio.current_time()
+        with pytest.raises(BotTimeout, match="no reply within") as info:
+            await bot.request(b"ping", timeout=0.2)
+        assert 0.2 <= trio.current_time() - start < 1
+        assert info.value.reason is FaultReason.TIMEOUT
+        with pytest.raises(BotTimeout):
+            await bot.request(b"ping", timeout=5)
+    assert_group_gone(bot)
+
+
+async def test_send_timeout_when_bot_does_not_read() -> None:
+    async with open_bot(bot_command("sleep_forever"), name="mute", log_path=None, grace=0.1) as bot:
+        with pytest.raises(BotTimeout, match="did not read its input"):
+            # Far more than a pipe holds: send_all blocks until the deadline.
+            await bot.send(b"x" * 4_000_000, deadline=trio.current_time() + 0.2)
+        with pytest.raises(BotTimeout):
+            await bot.receive(deadline=trio.current_time() + 5)
+
+
+# -- disconnection and exit ---------------------------------------------------------------
+
+
+async def test_close_stdout_is_reported_at_once() -> None:
+    async with open_bot(bot_command("close_stdout"), name="cs", log_path=None, grace=0.1) as bot:
+        start = trio.current_time()
+        with pytest.raises(Disconnected, match="closed its stdout while still running"):
+            await bot.request(b"go", timeout=10)
+        assert trio.current_time() - start < 1
+        assert bot.returncode is None
+    assert_group_gone(bot)
+
+
+@pytest.mark.parametrize(
+    ("arg", "description"),
+    [("3", "exited with code 3"), ("segv", "killed by SIGSEGV")],
+)
+async def test_crash_after_reply(arg: str, description: str) -> None:
+    async with open_bot(bot_command("crash", arg), name="crash", log_path=None) as bot:
+        assert (await bot.request(b"hi", timeout=5))[0] == b"bye"
+        with pytest.raises(Disconnected, match=description):
+            await bot.request(b"again", timeout=5)
+        assert bot.exit_description() == description
+
+
+async def test_leader_exit_while_grandchild_holds_stdout() -> None:
+    async with open_bot(bot_command("grandchild", "exit"), name="gc", log_path=None) as bot:
+        grandchild = int((await bot.request(b"pid?", timeout=5))[0])
+        assert is_alive(grandchild)
+        start = trio.current_time()
+        # The leader exits without replying; stdout stays open in the grandchild,
+        # so only the exit watcher can tell.
+        with pytest.raises(Disconnected, match="exited with code 0"):
+            await bot.request(b"exit", timeout=10)
+        assert trio.current_time() - start < 1
+    assert not is_alive(grandchild)
+    assert_group_gone(bot)
+
+
+async def test_unrequested_line() -> None:
+    async with open_bot(bot_command("unrequested"), name="chatty", log_path=None) as bot:
+        assert (await bot.request(b"one", timeout=5))[0] == b"one"
+        with pytest.raises(InvalidMessage, match="unrequested line") as info:
+            await bot.request(b"two", timeout=5)
+        assert info.value.line == b"extra"
+
+
+# -- starting -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(BotCommand(["/nonexistent/bot"]), id="missing"),
+        pytest.param(BotCommand([str(BOTS / "echo.py")]), id="not-executable"),
+        pytest.param(BotCommand([sys.executable], cwd="/nonexistent"), id="bad-cwd"),
+    ],
+)
+async def test_failed_to_start(command: BotCommand, tmp_path: Path) -> None:
+    with pytest.raises(FailedToStart) as info:  # a plain exception, not a group
+        async with open_bot(command, name="bad", log_path=tmp_path / "bad.log"):
+            pytest.fail("started")
+    assert info.value.reason is FaultReason.FAILED_TO_START
+
+
+async def test_env_and_cwd(tmp_path: Path) -> None:
+    script = (
+        "import os, sys; sys.stdin.readline(); print(os.getcwd(), os.environ['BOT_X'], flush=True)"
+    )
+    command = BotCommand([sys.executable, "-c", script], cwd=str(tmp_path), env={"BOT_X": "42"})
+    async with open_bot(command, name="env", log_path=None) as bot:
+        assert (await bot.request(b"", timeout=5))[0] == f"{tmp_path} 42".encode()
+
+
+@pytest.mark.parametrize("error", [KeyError, KeyboardInterrupt])
+async def test_body_exception_is_not_wrapped(error: type[BaseException]) -> None:
+    with pytest.raises(error):
+        async with open_bot(bot_command("ignore_term"), name="it", log_path=None, grace=0.1) as bot:
+            await bot.request(b"ready?", timeout=5)
+            raise error("mine")
+    assert_group_gone(bot)
+
+
+# -- stderr ---------------------------------------------------------------------------------
+
+
+async def test_stderr_flood_is_drained_and_capped(tmp_path: Path) -> None:
+    log = tmp_path / "flood.log"
+    async with open_bot(
+        bot_command("stderr_flood"), name="flood", log_path=log, stderr_cap=100_000
+    ) as bot:
+        assert (await bot.request(b"hi", timeout=10))[0] == b"hi"
+    data = log.read_bytes()
+    assert data.startswith(b"e" * 1000)
+    assert data.endswith(b"\n[stderr truncated after 100000 bytes]\n")
+    assert len(data) == 100_000 + len(b"\n[stderr truncated after 100000 bytes]\n")
+
+
+async def test_stderr_below_cap_is_logged_whole(tmp_path: Path) -> None:
+    log = tmp_path / "small.log"
+    script = "import sys; sys.stderr.write('thinking\\n'); sys.stderr.flush(); sys.stdin.readline()"
+    async with open_bot(BotCommand([sys.executable, "-c", script]), name="s", log_path=log):
+        pass
+    assert log.read_bytes() == b"thinking\n"
+
+
+# -- stopping -----------------------------------------------------------------------------
+
+
+async def test_stop_kills_bot_that_ignores_sigterm() -> None:
+    async with open_bot(bot_command("ignore_term"), name="stubborn", log_path=None) as bot:
+        assert (await bot.request(b"ready?", timeout=5))[0] == b"ready"
+        start = trio.current_time()
+        code = await bot.stop(b"quit", grace=0.1, term_grace=0.1)
+        assert 0.2 <= trio.current_time() - start < 1.5
+        assert code == -signal.SIGKILL
+        assert bot.exit_description() == "killed by SIGKILL"
+        assert_group_gone(bot)
+        with pytest.raises(ArbiterError):
+            await bot.request(b"more", timeout=1)
+
+
+@pytest.mark.parametrize("mode", ["exit", "idle"])
+async def test_stop_kills_grandchild(mode: str) -> None:
+    async with open_bot(
+        bot_command("grandchild", mode), name="gc", log_path=None, grace=0.1
+    ) as bot:
+        grandchild = int((await bot.request(b"pid?", timeout=5))[0])
+        assert os.getpgid(grandchild) == bot.pgid
+    assert not is_alive(grandchild)
+    assert_group_gone(bot)
+
+
+async def test_cancellation_reaps_everything() -> None:
+    with trio.move_on_after(0.5) as scope:
+        async with open_bot(
+            bot_command("grandchild", "idle"), name="gc", log_path=None, grace=0.1
+        ) as bot:
+            grandchild = int((await bot.request(b"pid?", timeout=5))[0])
+            await bot.request(b"never answered", timeout=60)
+    assert scope.cancelled_caught
+    assert not is_alive(grandchild)
+    assert_group_gone(bot)
+
+
+# -- resource limits ------------------------------------------------------------------------
+
+
+async def test_memory_limit(tmp_path: Path) -> None:
+    async with open_bot(
+        bot_command("memory_hog"),
+        name="hog",
+        log_path=tmp_path / "hog.log",
+        limits=Limits(memory_mb=128),
+    ) as bot:
+        with pytest.raises(ResourceLimit, match="memory limit of 128 MB exceeded") as info:
+            await bot.request(b"eat", timeout=10)
+        assert info.value.reason is FaultReason.RESOURCE_LIMIT
+    assert b"MemoryError" in (tmp_path / "hog.log").read_bytes()
+
+
+@pytest.mark.parametrize("field", ["memory_mb", "cpu_seconds"])
+def test_limits_must_be_positive(field: str) -> None:
+    with pytest.raises(ValueError, match=f"Limits.{field} must be positive"):
+        Limits(**{field: 0})
+
+
+async def test_memory_error_without_limit_is_a_disconnect() -> None:
+    script = "import sys; sys.stdin.readline(); raise MemoryError"
+    async with open_bot(BotCommand([sys.executable, "-c", script]), name="m", log_path=None) as bot:
+        with pytest.raises(Disconnected, match="exited with code 1"):
+            await bot.request(b"x", timeout=5)
+
+
+@pytest.mark.slow
+async def test_cpu_limit() -> None:
+    async with open_bot(
+        bot_command("cpu_hog"), name="spin", log_path=None, limits=Limits(cpu_seconds=1)
+    ) as bot:
+        with pytest.raises(ResourceLimit, match="CPU time limit of 1 s exceeded"):
+            await bot.request(b"spin", timeout=10)
+        assert bot.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
