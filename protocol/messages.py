@@ -1,0 +1,383 @@
+"""Every message of the bot protocol (PROTOCOL.md), one tagged frozen Struct each.
+
+Two unions, one per direction: :data:`ToBot` (arbiter → bot) and :data:`FromBot`
+(bot → arbiter).  On the wire a message is one JSON object on one line whose
+``"type"`` field is the Struct's tag.  The encoder and the decoders are built once
+here and reused: the arbiter's per-message path is hot.
+
+Strictness (PROTOCOL.md §2.5): what the arbiter *receives* is checked strictly
+(:class:`_FromBotBase` forbids unknown fields), and :func:`decode_from_bot` turns
+any defect into a :class:`ProtocolError` whose text a bot author can act on.  What
+the arbiter *sends* may grow: new fields get defaults, and bots must ignore fields
+and message types they do not know (:class:`_ToBotBase` does not forbid them; the
+SDK also drops unknown nested fields).
+
+The game state inside messages reuses :mod:`arbiter.view` unchanged: a request's
+``view`` is the seat's :class:`~arbiter.view.Observation` and an ``event`` notice
+wraps one public event Struct.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+
+from arbiter.rules import Rules
+from arbiter.view import GameEvent, Observation
+
+__all__ = [
+    "FAULT_REASONS",
+    "MAX_LINE_BYTES",
+    "PROTOCOL_VERSION",
+    "Action",
+    "BotHello",
+    "Deal",
+    "DealEnd",
+    "EventNotice",
+    "FaultReason",
+    "Forfeit",
+    "FromBot",
+    "GameEnd",
+    "Hand",
+    "Hello",
+    "NewGame",
+    "ProtocolError",
+    "Quit",
+    "Request",
+    "ToBot",
+    "decode_from_bot",
+    "decode_to_bot",
+    "encode",
+]
+
+PROTOCOL_VERSION: Final = 1
+"""The protocol version this module speaks (PROTOCOL.md §1)."""
+
+MAX_LINE_BYTES: Final = 64 * 1024
+"""Longest line a bot may send, in bytes, not counting the ``\\n`` (PROTOCOL.md §2.3)."""
+
+FaultReason = Literal[
+    "failed_to_start",
+    "no_handshake",
+    "timeout",
+    "disconnected",
+    "invalid_message",
+    "illegal_action",
+    "resource_limit",
+]
+"""The closed list of ways a bot can fault (PROTOCOL.md §6)."""
+
+FAULT_REASONS: Final[tuple[FaultReason, ...]] = (
+    "failed_to_start",
+    "no_handshake",
+    "timeout",
+    "disconnected",
+    "invalid_message",
+    "illegal_action",
+    "resource_limit",
+)
+"""Every :data:`FaultReason`, in the order of the fault table."""
+
+OptionValue = str | int | float | bool | None
+"""A value of an engine option from the configuration."""
+
+ShortText = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
+
+
+# --------------------------------------------------------------------------- arbiter → bot
+
+
+class _ToBotBase(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
+    """Base of arbiter → bot messages.
+
+    Unknown fields are *not* forbidden: the arbiter may add fields (always with a
+    default) in a compatible revision, and a bot built on these types must keep
+    working (PROTOCOL.md §2.5).
+    """
+
+
+class Hello(_ToBotBase, tag="hello", frozen=True, kw_only=True):
+    """First message of a session; the bot answers with :class:`BotHello` (§3.1)."""
+
+    protocol: int = PROTOCOL_VERSION
+    """Protocol version the arbiter speaks."""
+    options: dict[str, OptionValue] = {}
+    """Engine options from the arbiter's configuration, passed through untouched."""
+
+
+class NewGame(_ToBotBase, tag="new_game", frozen=True, kw_only=True):
+    """A game starts; no reply (§3.3)."""
+
+    game: str
+    """Game id, unique in the tournament."""
+    match: str
+    """Id of the match (the series of games between the same two bots)."""
+    game_number: int
+    """Number of this game in its match, from 1; it selects the game's decks."""
+    pair: int | None
+    """Duplicate pair number (both games of a pair get the same decks), or null."""
+    seat: int
+    """Your seat for the whole game: 0 or 1."""
+    opponent: str
+    """The opponent's name (from its hello)."""
+    first_dealer: int
+    """Seat dealing the first deal."""
+    rules: Rules
+    """The rule set in force (ecarte-rules.md)."""
+    time_ms: int
+    """Time allowed for each decision, in milliseconds."""
+    clock_ms: int | None
+    """Initial game clock per seat in milliseconds, or null when there is no clock."""
+
+
+class Deal(_ToBotBase, tag="deal", frozen=True, kw_only=True):
+    """A deal starts: your cards (private) and the turn-up; no reply (§3.4)."""
+
+    deal: int
+    """Number of the deal in this game, from 1."""
+    dealer: int
+    """Seat dealing this deal."""
+    hand: list[str]
+    """Your five cards, sorted by suit (S H D C) then rank."""
+    turnup: str
+    """The turned-up card; its suit is trumps."""
+    scores: list[int]
+    """Game points of seats 0 and 1 before this deal."""
+
+
+class EventNotice(_ToBotBase, tag="event", frozen=True, kw_only=True):
+    """One public event of the deal, sent to both seats; no reply (§3.5)."""
+
+    event: GameEvent
+    """The event, as in ``view.events``."""
+
+
+class Hand(_ToBotBase, tag="hand", frozen=True, kw_only=True):
+    """Your hand after your own exchange (private, to you only); no reply (§3.5)."""
+
+    hand: list[str]
+    """Your cards after discarding and drawing."""
+
+
+class Request(_ToBotBase, tag="request", frozen=True, kw_only=True):
+    """A decision: answer with an :class:`Action` echoing ``id`` in time (§3.6)."""
+
+    id: int
+    """Request id, increasing within a session; the reply must echo it."""
+    time_ms: int
+    """Time allowed for this decision, in milliseconds."""
+    clock_ms: int | None
+    """Your remaining game clock in milliseconds, or null when there is no clock."""
+    view: Observation
+    """Your full current view; ``view.legal`` lists the legal actions."""
+
+    @property
+    def legal(self) -> list[str]:
+        """The legal actions, in notation (a shortcut for ``view.legal``)."""
+        return self.view.legal
+
+
+class DealEnd(_ToBotBase, tag="deal_end", frozen=True, kw_only=True):
+    """A deal is over (after its fifth trick, or cut short by the game's end) (§3.7)."""
+
+    deal: int
+    """Number of the deal that ended."""
+    complete: bool
+    """False when the game ended before the fifth trick (e.g. on a king)."""
+    tricks: list[int]
+    """Tricks won in this deal by seats 0 and 1."""
+    points: list[int]
+    """Points scored in this deal by seats 0 and 1 (king points included)."""
+    scores: list[int]
+    """Game points of seats 0 and 1 after this deal."""
+
+
+class GameEnd(_ToBotBase, tag="game_end", frozen=True, kw_only=True):
+    """The game is over; no reply (§3.8)."""
+
+    game: str
+    """Game id."""
+    winner: int | None
+    """Winning seat, or null when the arbiter aborted the game."""
+    reason: Literal["target", "forfeit", "aborted"]
+    """Why it ended: a seat reached the target, the opponent forfeited, or an arbiter error."""
+    scores: list[int]
+    """Game points of seats 0 and 1 at the end."""
+
+
+class Forfeit(_ToBotBase, tag="forfeit", frozen=True, kw_only=True):
+    """You faulted and lose the game; sent to the offender just before it is stopped (§6)."""
+
+    game: str
+    """Game id, or empty outside a game (a failed handshake)."""
+    reason: FaultReason
+    """The fault."""
+    detail: str
+    """Human explanation, e.g. the decoding error or why the action is illegal."""
+
+
+class Quit(_ToBotBase, tag="quit", frozen=True, kw_only=True):
+    """The session is over: exit within 2 seconds (§3.9)."""
+
+
+ToBot = Hello | NewGame | Deal | EventNotice | Hand | Request | DealEnd | GameEnd | Forfeit | Quit
+"""Any arbiter → bot message."""
+
+
+# --------------------------------------------------------------------------- bot → arbiter
+
+
+class _FromBotBase(
+    msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True, kw_only=True
+):
+    """Base of bot → arbiter messages.
+
+    Unknown fields are forbidden: a typo in a bot (``"acton"``) must fail loudly with
+    a path at once rather than be ignored and time out later (PROTOCOL.md §2.5).
+    """
+
+
+class BotHello(_FromBotBase, tag="hello", frozen=True, kw_only=True):
+    """The bot's answer to :class:`Hello`: who it is and which protocol it speaks."""
+
+    name: ShortText
+    """Engine name (1-100 characters)."""
+    author: ShortText
+    """Author (1-100 characters)."""
+    version: ShortText
+    """Engine version (1-100 characters)."""
+    protocol: int
+    """Protocol version the bot speaks; must be 1."""
+
+
+class Action(_FromBotBase, tag="action", frozen=True, kw_only=True):
+    """The bot's answer to a :class:`Request`."""
+
+    id: int
+    """The ``id`` of the request answered."""
+    action: str
+    """One of the request's ``view.legal``, e.g. ``"KS"``, ``"propose"``, ``"discard 7H 8C"``."""
+
+
+FromBot = BotHello | Action
+"""Any bot → arbiter message."""
+
+_FROM_BOT_TAGS: Final = {"hello": BotHello, "action": Action}
+
+
+# --------------------------------------------------------------------------- codec
+
+_encoder: Final = msgspec.json.Encoder()
+_from_bot_decoder: Final[msgspec.json.Decoder[FromBot]] = msgspec.json.Decoder(FromBot)
+_to_bot_decoder: Final[msgspec.json.Decoder[ToBot]] = msgspec.json.Decoder(ToBot)
+_any_decoder: Final = msgspec.json.Decoder()
+
+
+class ProtocolError(ValueError):
+    """Raised by :func:`decode_from_bot` for a line that is not a valid bot message.
+
+    The text says precisely what is wrong (it is shown to bot authors).  It is the
+    ``invalid_message`` fault.  Not raised for a well-formed ``action`` whose action
+    is illegal, nor for a reply with the wrong id: those are the referee's business
+    (:class:`arbiter.referee.BadReply`).
+    """
+
+
+def encode(message: ToBot | FromBot) -> bytes:
+    """One wire line: the message as compact JSON followed by ``\\n``."""
+    return _encoder.encode(message) + b"\n"
+
+
+def decode_to_bot(line: bytes | str) -> ToBot:
+    """Decode an arbiter → bot line with the typed decoder (unknown top-level fields ignored).
+
+    Raises ``msgspec.DecodeError``/``msgspec.ValidationError`` on failure; the SDK
+    adds tolerance for unknown message types and nested fields on top of this.
+    """
+    return _to_bot_decoder.decode(line)
+
+
+def decode_from_bot(line: bytes) -> FromBot:
+    """Decode one line received from a bot, strictly; raise :class:`ProtocolError` if bad.
+
+    ``line`` may still end with its ``\\n`` (and a ``\\r`` before it).  The fast path
+    is one typed decode; only a failure pays for the diagnosis.
+    """
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(
+            f"line too long: {len(line)} bytes, the limit is {MAX_LINE_BYTES} bytes"
+        )
+    try:
+        return _from_bot_decoder.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
+        raise ProtocolError(_diagnose(line, exc)) from None
+
+
+_JSON_KINDS: Final = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+_EXPECTED_TYPES: Final = '"hello" or "action"'
+
+
+def _diagnose(line: bytes, exc: Exception) -> str:
+    """The bot-author-facing text for a line the typed decoder rejected."""
+    if not line.strip():
+        return "empty line: every line must hold exactly one JSON object"
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:  # msgspec's offsets are relative to one string
+        return f"not valid UTF-8: byte 0x{line[err.start]:02x} at offset {err.start}"
+    try:
+        raw: Any = _any_decoder.decode(line)
+    except msgspec.DecodeError as err:
+        text = str(err)
+        if text == "Input data was truncated":
+            text = "the line ends in the middle of a JSON value"
+        elif text.startswith("JSON is malformed: "):
+            text = text[len("JSON is malformed: ") :]
+        return f"malformed JSON: {text}"
+    except msgspec.ValidationError as err:  # e.g. a number too large for a float
+        return f"malformed JSON: {_plain(str(err))}"
+    if not isinstance(raw, dict):
+        kind = _JSON_KINDS.get(type(raw), type(raw).__name__)
+        return f'expected a JSON object with a "type" field, got {kind}'
+    if "type" not in raw:
+        return f'missing field "type": a bot sends {_EXPECTED_TYPES}'
+    kind = raw["type"]
+    if not isinstance(kind, str):
+        return f'field "type" must be a string ({_EXPECTED_TYPES}), got {_JSON_KINDS[type(kind)]}'
+    cls = _FROM_BOT_TAGS.get(kind)
+    if cls is None:
+        return f'unknown message type "{kind}": a bot sends {_EXPECTED_TYPES}'
+    text = str(exc)
+    if text.startswith("Object contains unknown field `"):
+        field = text[len("Object contains unknown field `") :].split("`")[0]
+        allowed = ", ".join(f'"{f}"' for f in cls.__struct_fields__)
+        return f'unknown field "{field}" in "{kind}" message (its fields: {allowed})'
+    if text.startswith("Object missing required field `"):
+        field = text[len("Object missing required field `") :].split("`")[0]
+        return f'missing field "{field}" in "{kind}" message'
+    message, sep, where = text.rpartition(" - at `")
+    if sep:
+        path = where.rstrip("`")
+        message = _plain(message)
+        if message.startswith("expected ") and ", got " in message:
+            return f'wrong type at {path} in "{kind}" message: {message}'
+        return f'invalid value at {path} in "{kind}" message: {message}'
+    return f'invalid "{kind}" message: {_plain(text)}'
+
+
+def _plain(text: str) -> str:
+    """A msgspec message without backticks and with a lower-case first letter."""
+    text = text.replace("`", "")
+    return text[:1].lower() + text[1:]

@@ -1,0 +1,148 @@
+"""A small synchronous helper for writing Python bots (PROTOCOL.md), no async needed.
+
+A complete bot::
+
+    import random
+    from protocol.sdk import run_bot
+
+    run_bot(lambda request: random.choice(request.legal),
+            name="dumb", author="me", version="1.0")
+
+:func:`run_bot` reads the arbiter's lines from stdin, answers ``hello``, calls
+``choose`` for each ``request`` and writes the ``action`` reply, flushing every line.
+It returns on ``quit`` or at the end of stdin, so the process exits at once.
+
+Leniency (PROTOCOL.md §2.5): messages of an unknown type are ignored, and unknown
+fields are dropped at any depth, so a bot keeps working when the arbiter grows the
+protocol compatibly.  While :func:`run_bot` runs, ``print()`` goes to stderr:
+stdout belongs to the protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import IO, Any, Final
+
+import msgspec
+
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Action,
+    BotHello,
+    Hello,
+    OptionValue,
+    Quit,
+    Request,
+    ToBot,
+    decode_to_bot,
+    encode,
+)
+
+__all__ = ["decode_leniently", "run_bot"]
+
+
+def run_bot(
+    choose: Callable[[Request], str],
+    *,
+    name: str,
+    author: str,
+    version: str,
+    on_hello: Callable[[dict[str, OptionValue]], None] | None = None,
+    on_notice: Callable[[ToBot], None] | None = None,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+) -> None:
+    """Speak the protocol on stdin/stdout until ``quit`` or end of input.
+
+    ``choose`` gets each request and returns one of ``request.legal``.  ``on_hello``
+    gets the engine options from the arbiter's ``hello``; ``on_notice`` gets every
+    other message (``new_game``, ``deal``, ``event``, ...), requests excluded.
+    ``stdin``/``stdout`` default to the process's binary streams (tests pass others).
+    """
+    inp = sys.stdin.buffer if stdin is None else stdin
+    out = sys.stdout.buffer if stdout is None else stdout
+    saved_stdout = sys.stdout
+    if stdout is None:
+        sys.stdout = sys.stderr  # a stray print() must not corrupt the protocol stream
+    try:
+        for line in inp:
+            message = decode_leniently(line)
+            if message is None:
+                continue
+            if isinstance(message, Request):
+                reply: Action | BotHello = Action(id=message.id, action=choose(message))
+            elif isinstance(message, Hello):
+                if on_hello is not None:
+                    on_hello(message.options)
+                reply = BotHello(
+                    name=name, author=author, version=version, protocol=PROTOCOL_VERSION
+                )
+            elif isinstance(message, Quit):
+                return
+            else:
+                if on_notice is not None:
+                    on_notice(message)
+                continue
+            out.write(encode(reply))
+            out.flush()  # unflushed stdout is the most common bot failure
+    finally:
+        sys.stdout = saved_stdout
+
+
+_any_decoder: Final = msgspec.json.Decoder()
+_TO_BOT_INFO: Final = msgspec.inspect.type_info(ToBot)
+
+
+def decode_leniently(line: bytes) -> ToBot | None:
+    """Decode an arbiter line, ignoring unknown fields (at any depth) and message types.
+
+    Returns None for a blank line or a message of an unknown type.  Raises
+    ``msgspec.DecodeError``/``msgspec.ValidationError`` when a known message is
+    still invalid after unknown fields are dropped (an arbiter bug).
+    """
+    if not line.strip():
+        return None
+    try:
+        return decode_to_bot(line)
+    except msgspec.ValidationError:
+        pass  # the slow path below: a newer arbiter's fields or message types
+    raw = _any_decoder.decode(line)
+    pruned = _prune(raw, _TO_BOT_INFO)
+    if pruned is _UNKNOWN:
+        return None
+    result: ToBot = msgspec.convert(pruned, ToBot)
+    return result
+
+
+_UNKNOWN: Final = object()
+
+
+def _prune(value: Any, info: msgspec.inspect.Type) -> Any:
+    """``value`` without the object keys (and tagged union members) ``info`` does not know."""
+    if isinstance(info, msgspec.inspect.UnionType):
+        if isinstance(value, dict):
+            structs = [t for t in info.types if isinstance(t, msgspec.inspect.StructType)]
+            if structs:
+                for t in structs:
+                    if t.tag_field is not None and value.get(t.tag_field) == t.tag:
+                        return _prune(value, t)
+                if structs[0].tag_field is not None:
+                    return _UNKNOWN
+        for member in info.types:  # e.g. ``list[str] | None``
+            if isinstance(member, msgspec.inspect.StructType | msgspec.inspect.ListType):
+                return _prune(value, member)
+        return value
+    if isinstance(info, msgspec.inspect.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in info.fields}
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == info.tag_field:
+                out[key] = item
+            elif key in fields:
+                out[key] = _prune(item, fields[key])
+        return out
+    if isinstance(info, msgspec.inspect.ListType) and isinstance(value, list):
+        items = [_prune(v, info.item_type) for v in value]
+        return [v for v in items if v is not _UNKNOWN]
+    return value

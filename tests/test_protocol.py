@@ -1,0 +1,285 @@
+"""Tests of protocol/messages.py, protocol/schema.py and the examples in PROTOCOL.md."""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from arbiter.rules import make_rules
+from arbiter.view import CardPlayed
+from protocol.messages import (
+    FAULT_REASONS,
+    MAX_LINE_BYTES,
+    Action,
+    BotHello,
+    Deal,
+    DealEnd,
+    EventNotice,
+    FaultReason,
+    Forfeit,
+    FromBot,
+    GameEnd,
+    Hand,
+    Hello,
+    NewGame,
+    ProtocolError,
+    Quit,
+    ToBot,
+    decode_from_bot,
+    decode_to_bot,
+    encode,
+)
+from protocol.schema import SCHEMA_PATH, build_schema, render_schema
+
+DOC = Path(__file__).resolve().parents[1] / "PROTOCOL.md"
+_FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.M | re.S)
+TRANSCRIPT_LINE = re.compile(r"^([01]) (<<|>>) (\{.*\})$")
+
+
+def doc_blocks(language: str) -> list[tuple[str, str]]:
+    """(info string after the language, body) of every fenced block in PROTOCOL.md."""
+    text = DOC.read_text(encoding="utf-8")
+    return [(m[2].strip(), m[3]) for m in _FENCE.finditer(text) if m[1] == language]
+
+
+def transcript() -> list[tuple[int, str, bytes]]:
+    """The §8 transcript as (seat, direction, line with its newline); annotations dropped."""
+    (block,) = doc_blocks("transcript")
+    out = []
+    for raw in block[1].splitlines():
+        if not raw or raw.startswith("#"):
+            continue
+        m = TRANSCRIPT_LINE.match(raw)
+        assert m, f"not a transcript line: {raw[:80]!r}"
+        out.append((int(m[1]), m[2], m[3].encode() + b"\n"))
+    return out
+
+
+def _tags(union: object) -> set[str]:
+    return {str(t.__struct_config__.tag) for t in typing.get_args(union)}
+
+
+# --------------------------------------------------------------------------- the document
+
+
+def test_every_json_example_decodes_to_its_direction() -> None:
+    blocks = doc_blocks("json")
+    assert len(blocks) >= 12
+    seen: dict[str, set[str]] = {"to-bot": set(), "from-bot": set()}
+    for info, body in blocks:
+        assert info in seen, f"a ```json block must say to-bot or from-bot, not {info!r}"
+        message: ToBot | FromBot
+        message = decode_to_bot(body) if info == "to-bot" else decode_from_bot(body.encode())
+        # Nothing ignored: re-encoding gives back every field of the example.
+        assert msgspec.json.decode(encode(message)) == json.loads(body)
+        seen[info].add(str(message.__struct_config__.tag))
+    assert seen["to-bot"] == _tags(ToBot)
+    assert seen["from-bot"] == _tags(FromBot)
+
+
+def test_every_transcript_line_decodes_and_reencodes_exactly() -> None:
+    lines = transcript()
+    assert len(lines) > 100
+    for _seat, direction, line in lines:
+        message = decode_to_bot(line) if direction == "<<" else decode_from_bot(line)
+        assert encode(message) == line
+
+
+def test_error_examples_in_the_document_are_exact() -> None:
+    (block,) = doc_blocks("errors")
+    rows = block[1].splitlines()
+    assert len(rows) % 2 == 0 and rows
+    for sent, said in zip(rows[::2], rows[1::2], strict=True):
+        assert sent.startswith(">> ") and said.startswith("!! ")
+        with pytest.raises(ProtocolError) as info:
+            decode_from_bot(sent[3:].encode())
+        assert str(info.value) == said[3:]
+
+
+# --------------------------------------------------------------------------- decoding bot lines
+
+BAD_LINES = [
+    pytest.param(b"", "empty line: every line must hold exactly one JSON object", id="empty"),
+    pytest.param(b"  \r\n", "empty line: every line must hold exactly one JSON object", id="blank"),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"KS"',
+        "malformed JSON: the line ends in the middle of a JSON value",
+        id="truncated",
+    ),
+    pytest.param(
+        b"{type: action}", "malformed JSON: object keys must be strings (byte 1)", id="not-json"
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"KS"}{"type":"action","id":2,"action":"QS"}',
+        "malformed JSON: trailing characters (byte 39)",
+        id="two-objects",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"K\xffS"}',
+        "not valid UTF-8: byte 0xff at offset 35",
+        id="bad-utf8",
+    ),
+    pytest.param(b"[1, 2]", 'expected a JSON object with a "type" field, got an array', id="array"),
+    pytest.param(b'"KS"', 'expected a JSON object with a "type" field, got a string', id="string"),
+    pytest.param(b"12", 'expected a JSON object with a "type" field, got a number', id="number"),
+    pytest.param(b"null", 'expected a JSON object with a "type" field, got null', id="null"),
+    pytest.param(
+        b'{"id":1,"action":"KS"}',
+        'missing field "type": a bot sends "hello" or "action"',
+        id="no-type",
+    ),
+    pytest.param(
+        b'{"type":7,"id":1,"action":"KS"}',
+        'field "type" must be a string ("hello" or "action"), got a number',
+        id="type-not-string",
+    ),
+    pytest.param(
+        b'{"type":"play","id":1,"action":"KS"}',
+        'unknown message type "play": a bot sends "hello" or "action"',
+        id="unknown-type",
+    ),
+    pytest.param(
+        b'{"type":"request","id":1}',
+        'unknown message type "request": a bot sends "hello" or "action"',
+        id="arbiter-type",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"acton":"KS"}',
+        'unknown field "acton" in "action" message (its fields: "id", "action")',
+        id="unknown-field-typo",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"x","author":"y","version":"1","protocol":1,"elo":3000}',
+        'unknown field "elo" in "hello" message '
+        '(its fields: "name", "author", "version", "protocol")',
+        id="unknown-field-hello",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1}',
+        'missing field "action" in "action" message',
+        id="missing-field",
+    ),
+    pytest.param(
+        b'{"type":"action","id":"1","action":"KS"}',
+        'wrong type at $.id in "action" message: expected int, got str',
+        id="id-as-string",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1.0,"action":"KS"}',
+        'wrong type at $.id in "action" message: expected int, got float',
+        id="id-as-float",
+    ),
+    pytest.param(
+        b'{"type":"action","id":true,"action":"KS"}',
+        'wrong type at $.id in "action" message: expected int, got bool',
+        id="id-as-bool",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":["KS"]}',
+        'wrong type at $.action in "action" message: expected str, got array',
+        id="action-as-list",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"x","author":"y","version":"1","protocol":null}',
+        'wrong type at $.protocol in "hello" message: expected int, got null',
+        id="protocol-null",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"' + b"n" * 101 + b'","author":"y","version":"1","protocol":1}',
+        'invalid value at $.name in "hello" message: expected str of length <= 100',
+        id="name-too-long",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "text"), BAD_LINES)
+def test_malformed_bot_line_has_a_precise_error(line: bytes, text: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_from_bot(line)
+    assert str(info.value) == text
+
+
+def test_line_length_limit_is_64_kib_without_the_newline() -> None:
+    head, tail = b'{"type":"action","id":1,"action":"', b'"}'
+    fits = head + b"x" * (MAX_LINE_BYTES - len(head) - len(tail)) + tail
+    assert len(fits) == MAX_LINE_BYTES
+    assert isinstance(decode_from_bot(fits + b"\r\n"), Action)
+    too_long = fits[:-2] + b"x" + tail
+    with pytest.raises(ProtocolError) as info:
+        decode_from_bot(too_long + b"\n")
+    assert str(info.value) == "line too long: 65537 bytes, the limit is 65536 bytes"
+
+
+def test_good_bot_lines_decode_with_or_without_newline() -> None:
+    assert decode_from_bot(b'{"type":"action","id":3,"action":"discard 7H 8C"}') == Action(
+        id=3, action="discard 7H 8C"
+    )
+    assert decode_from_bot(
+        b'{"protocol":1,"version":"2","author":"a","name":"b","type":"hello"}\r\n'
+    ) == BotHello(name="b", author="a", version="2", protocol=1)
+
+
+# --------------------------------------------------------------------------- messages and schema
+
+
+def test_every_message_round_trips() -> None:
+    rules = make_rules(target=7)
+    to_bot: list[ToBot] = [
+        Hello(options={"seed": 3, "name": "x", "fast": True, "ratio": 0.5, "none": None}),
+        NewGame(
+            game="g",
+            match="m",
+            game_number=2,
+            pair=1,
+            seat=1,
+            opponent="o",
+            first_dealer=0,
+            rules=rules,
+            time_ms=50,
+            clock_ms=60_000,
+        ),
+        Deal(deal=1, dealer=0, hand=["KS", "TH"], turnup="7C", scores=[0, 1]),
+        EventNotice(event=CardPlayed(seat=0, card="KS")),
+        Hand(hand=["KS"]),
+        DealEnd(deal=2, complete=False, tricks=[0, 0], points=[1, 0], scores=[5, 3]),
+        GameEnd(game="g", winner=None, reason="aborted", scores=[0, 0]),
+        Forfeit(game="g", reason="timeout", detail="no reply within 50 ms"),
+        Quit(),
+    ]
+    for message in to_bot:
+        assert decode_to_bot(encode(message)) == message
+    for reply in (
+        Action(id=1, action="KS"),
+        BotHello(name="a", author="b", version="c", protocol=1),
+    ):
+        assert decode_from_bot(encode(reply)) == reply
+    assert encode(Quit()) == b'{"type":"quit"}\n'
+
+
+def test_arbiter_messages_ignore_unknown_top_level_fields() -> None:
+    assert decode_to_bot(b'{"type":"quit","reason":"done"}') == Quit()
+
+
+def test_fault_reasons_are_the_closed_list() -> None:
+    assert typing.get_args(FaultReason) == FAULT_REASONS
+    assert len(FAULT_REASONS) == 7
+
+
+def test_schema_json_is_up_to_date() -> None:
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == render_schema(), (
+        "protocol/schema.json is stale: run `python -m protocol.schema`"
+    )
+
+
+def test_schema_covers_both_directions() -> None:
+    schema = build_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    defs = schema["$defs"]
+    assert set(defs["ToBot"]["discriminator"]["mapping"]) == _tags(ToBot)
+    assert set(defs["FromBot"]["discriminator"]["mapping"]) == _tags(FromBot)
+    assert defs["Action"]["additionalProperties"] is False
