@@ -1,0 +1,153 @@
+"""``ecarte check``: take one bot through the handshake and every kind of decision.
+
+The bot plays games against the bundled random engine, seats alternating, until it
+has been asked every kind of decision (stand or propose, accept or refuse, discard,
+mark the king, play a card) or the game budget runs out.  Every deviation from
+PROTOCOL.md is reported in words a bot author can act on; the check fails if there
+was any, if a kind of decision never came up, or if the bot does not exit when told
+to quit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+import trio
+
+from arbiter.bot import BotCommand
+from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.record import GameRecord
+from arbiter.rules import make_rules
+
+__all__ = ["DECISION_KINDS", "check_bot", "decision_kind"]
+
+DECISION_KINDS = {
+    "propose": "stand or propose (non-dealer)",
+    "answer": "accept or refuse (dealer)",
+    "discard": "discard",
+    "mark": "mark the king of trumps",
+    "card": "play a card",
+}
+
+_ADVICE = {
+    "failed_to_start": "the command could not be started: check the path and permissions",
+    "no_handshake": "answer the arbiter's hello with "
+    '{"type":"hello","name":...,"author":...,"version":...,"protocol":1} and flush stdout',
+    "timeout": "reply within time_ms, and flush stdout after every line",
+    "disconnected": "keep running and keep stdout open until told to quit",
+    "invalid_message": "send exactly one JSON object per line, with only the documented fields",
+    "illegal_action": "answer with one of the strings in the request's view.legal",
+    "resource_limit": "stay within the memory and CPU limits",
+}
+
+
+def decision_kind(action: str) -> str:
+    """Which kind of decision an action answers."""
+    if action in ("stand", "propose"):
+        return "propose"
+    if action in ("accept", "refuse"):
+        return "answer"
+    if action.startswith("discard"):
+        return "discard"
+    if action in ("mark", "no-mark"):
+        return "mark"
+    return "card"
+
+
+async def check_bot(
+    argv: list[str],
+    *,
+    games: int = 30,
+    time_per_move: int = 2000,
+    out: Callable[[str], None] | None = None,
+) -> bool:
+    """Run the check and print the report (or pass lines to ``out``); True if it complies."""
+    write: Callable[[str], None] = print if out is None else out
+    problems: list[str] = []
+    seen: set[str] = set()
+    rules = make_rules()
+    records: list[GameRecord] = []
+    async with trio.open_nursery() as nursery:
+        bot = BotSession("checked", BotCommand(argv), nursery, handshake_ms=10_000)
+        opponent = BotSession(
+            "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
+        )
+        for g in range(games):
+            seat = g % 2
+            engines = ("checked", "random") if seat == 0 else ("random", "checked")
+            sessions = (bot, opponent) if seat == 0 else (opponent, bot)
+            spec = GameSpec(
+                game_id=g,
+                engines=engines,
+                rules=rules,
+                seed=12345,
+                deal_set=g,
+                first_dealer=(g // 2) % 2,
+                time=TimeSettings(per_move_ms=time_per_move),
+            )
+            rec = await play_game(spec, sessions)
+            records.append(rec)
+            if g == 0:
+                info = bot.info
+                if info.bot_name:
+                    write(f"handshake: ok ({info.bot_name} {info.version} by {info.author})")
+            term = rec.termination
+            if term.reason != "normal":
+                who = rec.engines[term.offender] if term.offender is not None else "?"
+                if who == "checked":
+                    text = f"game {g + 1}: {term.reason}: {term.detail}"
+                    if term.line:
+                        text += f"\n    offending line: {term.line}"
+                    text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
+                    problems.append(text)
+                    if term.reason in ("failed_to_start", "no_handshake") or (
+                        len(problems) >= 3
+                    ):
+                        write("stopping after repeated faults")
+                        break
+            for deal in rec.deals:
+                for a in deal.actions:
+                    if rec.engines[a.seat] == "checked" and not a.substituted:
+                        seen.add(decision_kind(a.action))
+            if seen == set(DECISION_KINDS) and g >= 1:
+                break
+        # The quit semantics: the bot must exit by itself after "quit".
+        quit_ok = await _quits_cleanly(bot)
+        await opponent.stop()
+    for kind, label in DECISION_KINDS.items():
+        write(f"decision {label}: {'ok' if kind in seen else 'never answered'}")
+    missing = [DECISION_KINDS[k] for k in DECISION_KINDS if k not in seen]
+    if missing and not problems:
+        problems.append(
+            f"never answered: {', '.join(missing)} (in {len(records)} games; try --games more)"
+        )
+    if quit_ok is False:
+        problems.append(
+            "did not exit within 2 seconds of quit: exit when you read "
+            '{"type":"quit"} or reach end of input'
+        )
+    elif quit_ok is True:
+        write("quit: ok (exited by itself)")
+    for p in problems:
+        write("FAIL " + p)
+    write(
+        "PASS: the bot follows the protocol"
+        if not problems
+        else f"{len(problems)} problem(s) found"
+    )
+    return not problems
+
+
+async def _quits_cleanly(session: BotSession) -> bool | None:
+    """Tell the bot to quit and see whether it exits on its own within 2 s."""
+    bot = session.bot
+    if bot is None or not session.alive:
+        return None
+    start = time.monotonic()
+    await bot.stop(b'{"type":"quit"}', grace=2.0, term_grace=1.0)
+    elapsed = time.monotonic() - start
+    code = bot.returncode
+    await session.stop()
+    return code is not None and code >= 0 and elapsed < 2.0

@@ -1,0 +1,340 @@
+"""The ``ecarte`` command: tournament, match, check, stats, merge."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from arbiter.config import (
+    BUNDLED_ENGINES,
+    ConfigError,
+    EngineConfig,
+    TimeControl,
+    TournamentConfig,
+    load_config,
+    parse_config,
+)
+from arbiter.journal import JournalError, read_journal, write_records
+from arbiter.record import GameRecord
+from arbiter.report import build_report, pgn_of
+from arbiter.schedule import ScheduleError, parse_shard
+from arbiter.stats import SprtState
+from arbiter.tournament import Progress, TournamentError, run_tournament
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out; printed without a traceback."""
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def default_config_text() -> str:
+    """The embedded default tournament (a round-robin of the bundled engines)."""
+    return resources.files("arbiter").joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def _write_outputs(records: list[GameRecord], out: Path, seed: int) -> str:
+    report = build_report(records, seed=seed)
+    (out / "standings.json").write_bytes(
+        msgspec.json.format(msgspec.json.encode(report.to_json())) + b"\n"
+    )
+    return report.text()
+
+
+# ----------------------------------------------------------------------------- tournament
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    if args.config is None:
+        config = parse_config(default_config_text(), "<default tournament>")
+        base = Path.cwd()
+        source = None
+    else:
+        config = load_config(args.config)
+        base = Path(args.config).resolve().parent
+        source = args.config
+    overrides: dict[str, Any] = {}
+    if args.seed is not None:
+        overrides["seed"] = args.seed
+    if args.concurrency is not None:
+        if args.concurrency < 1:
+            raise UsageError("--concurrency must be at least 1")
+        overrides["concurrency"] = args.concurrency
+    if args.out is not None:
+        overrides["out"] = args.out
+    if overrides:
+        config = msgspec.structs.replace(config, **overrides)
+    shard_spec = parse_shard(args.shard) if args.shard else None
+    out = Path(config.out)
+    return _run(config, base, out, args.resume, shard_spec, source, args)
+
+
+def _run(
+    config: TournamentConfig,
+    base: Path,
+    out: Path,
+    resume: bool,
+    shard_spec: tuple[int, int] | None,
+    source: str | None,
+    args: argparse.Namespace,
+    stop_when: Any = None,
+) -> int:
+    progress = Progress(total=0, quiet=getattr(args, "quiet", False))
+    _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
+    try:
+        records = trio.run(
+            lambda: run_tournament(
+                config,
+                base_dir=base,
+                out_dir=out,
+                resume=resume,
+                shard_spec=shard_spec,
+                progress=progress,
+                on_event=_say,
+                stop_when=stop_when,
+            )
+        )
+    except KeyboardInterrupt:
+        parts = ["ecarte", "tournament"]
+        if source:
+            parts.append(source)
+        parts += ["--resume", "--out", str(out), "--seed", str(config.seed)]
+        if shard_spec:
+            parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
+        _say(
+            "\ninterrupted: every finished game is in "
+            f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
+        )
+        return 130
+    print(_write_outputs(records, out, config.seed))
+    print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- match
+
+
+def _engine(spec: str, name: str) -> EngineConfig:
+    if spec in BUNDLED_ENGINES:
+        return EngineConfig(name=spec)
+    return EngineConfig(name=name, command=spec)
+
+
+def _parse_sprt(tokens: list[str]) -> dict[str, float]:
+    values = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05}
+    for tok in tokens:
+        key, sep, val = tok.partition("=")
+        if not sep or key not in values:
+            raise UsageError(f"bad --sprt term {tok!r}: expected elo0=X elo1=Y [alpha=A] [beta=B]")
+        try:
+            values[key] = float(val)
+        except ValueError:
+            raise UsageError(f"bad --sprt value {tok!r}: {val!r} is not a number") from None
+    if values["elo1"] <= values["elo0"]:
+        raise UsageError("--sprt needs elo1 > elo0")
+    return values
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    a = _engine(args.a, "A")
+    b = _engine(args.b, "B")
+    if a.name == b.name:
+        b = msgspec.structs.replace(b, name=f"{b.name}-2", builtin=b.builtin or args.b)
+    games = args.games
+    if args.sprt is not None:
+        games = args.max_games
+    if games % 2:
+        raise UsageError(
+            f"--games {games}: games are played in duplicate pairs, use an even number"
+        )
+    out = Path(args.out or f"tournaments/match-{time.strftime('%Y%m%d-%H%M%S')}")
+    config = TournamentConfig(
+        name=f"{a.name} vs {b.name}",
+        engines=[a, b],
+        games_per_pairing=games,
+        seed=args.seed if args.seed is not None else int(time.time()) % 1_000_000,
+        time_control=TimeControl(per_move_ms=args.time_per_move),
+        concurrency=args.concurrency,
+        out=str(out),
+    )
+    stop_when = None
+    if args.sprt is not None:
+        p = _parse_sprt(args.sprt)
+        _say(f"SPRT elo0={p['elo0']} elo1={p['elo1']} alpha={p['alpha']} beta={p['beta']} on pairs")
+        from arbiter.report import outcome_of
+
+        def stop_when(records: list[GameRecord]) -> bool:
+            state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
+            for r in records:
+                state.add_outcome(outcome_of(r))
+            res = state.result()
+            c = state.counts
+            _say(
+                f"SPRT: pairs {c.total} (+{c.won} ={c.split} -{c.lost})  LLR {res.llr:.2f} "
+                f"[{res.lower:.2f}, {res.upper:.2f}]"
+                + (f"  -> accept {res.decision}" if res.decision else "")
+            )
+            return res.decision is not None
+
+    return _run(config, Path.cwd(), out, args.resume, None, None, args, stop_when)
+
+
+# ----------------------------------------------------------------------------- stats, merge
+
+
+def _load_records(out: Path) -> list[GameRecord]:
+    path = out / "games.jsonl" if out.is_dir() else out
+    if not path.exists():
+        raise UsageError(f"no journal at {path}")
+    found = read_journal(path)
+    for w in found.warnings:
+        _say("warning: " + w)
+    return found.records
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    records = _load_records(out)
+    if not records:
+        raise UsageError(f"{out}: the journal holds no games")
+    target = out if out.is_dir() else out.parent
+    print(_write_outputs(records, target, seed=0))
+    print(f"standings: {target / 'standings.json'}")
+    if args.pgn:
+        Path(args.pgn).write_text(pgn_of(records))
+        print(f"PGN: {args.pgn}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merged: dict[int, GameRecord] = {}
+    configs: list[dict[str, Any]] = []
+    for d in args.dirs:
+        path = Path(d)
+        resolved = path / "config.resolved.json"
+        if resolved.exists():
+            cfg = msgspec.json.decode(resolved.read_bytes())
+            cfg.pop("shard", None)
+            cfg.pop("out", None)
+            cfg.pop("concurrency", None)
+            configs.append(cfg)
+        for r in _load_records(path):
+            old = merged.get(r.game_id)
+            if old is not None and old != r:
+                raise UsageError(f"game {r.game_id} appears in two shards with different results")
+            merged[r.game_id] = r
+    for cfg in configs[1:]:
+        if {k: v for k, v in cfg.items() if k != "versions"} != {
+            k: v for k, v in configs[0].items() if k != "versions"
+        }:
+            raise UsageError("the shards were run with different configs; refusing to merge")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / "games.jsonl").exists() and not args.force:
+        raise UsageError(f"{out / 'games.jsonl'} exists; pass --force to overwrite it")
+    records = [merged[k] for k in sorted(merged)]
+    write_records(out / "games.jsonl", records)
+    if configs:
+        (out / "config.resolved.json").write_bytes(
+            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n"
+        )
+    print(f"merged {len(records)} games from {len(args.dirs)} directories into {out}/")
+    print(_write_outputs(records, out, seed=0))
+    return 0
+
+
+# ----------------------------------------------------------------------------- check
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from arbiter.check import check_bot
+
+    argv = shlex.split(args.command)
+    if not argv:
+        raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
+    ok = trio.run(lambda: check_bot(argv, games=args.games, time_per_move=args.time_per_move))
+    return 0 if ok else 1
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``ecarte``."""
+    p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("tournament", help="run a tournament from a YAML config")
+    t.add_argument("config", nargs="?", help="YAML config (default: the bundled round-robin)")
+    t.add_argument("--out", help="output directory (overrides the config's out)")
+    t.add_argument("--seed", type=int, help="seed (overrides the config's seed)")
+    t.add_argument("--concurrency", type=int, help="games at once (default: number of cores)")
+    t.add_argument("--resume", action="store_true", help="continue an interrupted run")
+    t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
+    t.add_argument("--quiet", action="store_true", help="no progress output")
+    t.set_defaults(func=cmd_tournament)
+
+    m = sub.add_parser("match", help="a match between two bots")
+    m.add_argument("a", help="bundled engine name or command line")
+    m.add_argument("b", help="bundled engine name or command line")
+    m.add_argument("--games", type=int, default=20, help="games (even: duplicate pairs)")
+    m.add_argument("--seed", type=int)
+    m.add_argument("--time-per-move", type=int, default=1000, metavar="MS")
+    m.add_argument("--out", help="output directory (default: tournaments/match-TIMESTAMP)")
+    m.add_argument("--concurrency", type=int)
+    m.add_argument("--resume", action="store_true")
+    m.add_argument("--quiet", action="store_true")
+    m.add_argument(
+        "--sprt",
+        nargs="+",
+        metavar="K=V",
+        help="run pairs until the SPRT decides: elo0=0 elo1=10 [alpha=0.05 beta=0.05]",
+    )
+    m.add_argument("--max-games", type=int, default=20_000, help="cap on games with --sprt")
+    m.set_defaults(func=cmd_match)
+
+    c = sub.add_parser("check", help="check a bot's protocol compliance")
+    c.add_argument("command", help="the bot's command line, quoted")
+    c.add_argument("--games", type=int, default=30, help="most games to play against random")
+    c.add_argument("--time-per-move", type=int, default=2000, metavar="MS")
+    c.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("stats", help="recompute statistics from a journal")
+    s.add_argument("out", help="output directory (or a games.jsonl)")
+    s.add_argument("--pgn", help="also write the results as PGN headers to this file")
+    s.set_defaults(func=cmd_stats)
+
+    g = sub.add_parser("merge", help="combine shard output directories")
+    g.add_argument("dirs", nargs="+", help="shard output directories")
+    g.add_argument("--out", required=True, help="directory for the merged result")
+    g.add_argument("--force", action="store_true", help="overwrite an existing merged journal")
+    g.set_defaults(func=cmd_merge)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ecarte`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (ConfigError, UsageError, ScheduleError, TournamentError, JournalError) as exc:
+        _say(f"ecarte {args.command}: error: {exc}")
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,356 @@
+"""Run a tournament: a schedule of games, in parallel, journaled, resumable.
+
+Each of ``concurrency`` workers owns one bot process per engine it has needed and
+plays games from a shared queue, so processes are reused across games; a bot that
+faulted is restarted for its next game.  Every finished game is appended to
+``OUT/games.jsonl`` and fsync'ed before it counts.  ``resume`` reads the journal
+back (dropping a truncated last line), skips the games it holds and plays the
+rest: since every game is fixed by the schedule (engines, seats, deals, first
+dealer) the final journal holds the same games as an uninterrupted run.
+
+Fault policy at this level: an engine with ``withdraw_after`` faults in a row is
+withdrawn, and its remaining games are recorded as forfeits (reason
+``withdrawn``) without being played; under ``forfeit_match`` an engine that
+faulted against an opponent forfeits its remaining games against that opponent
+(reason ``match_forfeit``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+import trio
+
+from arbiter.bot import BotCommand
+from arbiter.bot import Limits as BotLimits
+from arbiter.config import TournamentConfig, engine_argv
+from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.journal import Journal, read_journal
+from arbiter.record import GameRecord, Termination
+from arbiter.schedule import ScheduledGame, make_schedule, shard
+
+__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
+
+VERSION = "0.1.0"
+
+
+class TournamentError(RuntimeError):
+    """A tournament that cannot start or continue (bad output directory, mismatched resume)."""
+
+
+def schedule_of(config: TournamentConfig) -> list[ScheduledGame]:
+    """The full schedule of a config."""
+    return make_schedule(
+        [e.name for e in config.engines],
+        config.format,
+        config.games_per_pairing,
+        config.seed,
+        challenger=config.challenger,
+        duplicate=config.duplicate,
+    )
+
+
+@dataclass
+class Progress:
+    """Live figures of a run, printed as a bar on a terminal or as plain lines."""
+
+    total: int
+    stream: TextIO = sys.stderr
+    done: int = 0
+    faults: int = 0
+    started: float = field(default_factory=time.monotonic)
+    points: dict[str, float] = field(default_factory=dict)
+    games_of: dict[str, int] = field(default_factory=dict)
+    _last_line: float = 0.0
+    quiet: bool = False
+
+    def record(self, rec: GameRecord) -> None:
+        """Count one finished game and show the progress."""
+        self.done += 1
+        if rec.termination.reason != "normal":
+            self.faults += 1
+        for seat, name in enumerate(rec.engines):
+            self.games_of[name] = self.games_of.get(name, 0) + 1
+            self.points[name] = self.points.get(name, 0.0) + (1.0 if rec.winner == seat else 0.0)
+        self.show()
+
+    def line(self) -> str:
+        """One status line."""
+        elapsed = time.monotonic() - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = left / rate if rate > 0 else math.inf
+        leader = ""
+        if self.points:
+            name = max(self.points, key=lambda n: (self.points[n] / self.games_of[n], n))
+            leader = f"  leader {name} {100 * self.points[name] / self.games_of[name]:.0f}%"
+        eta_text = "?" if math.isinf(eta) else f"{eta:.0f}s"
+        return (
+            f"{self.done}/{self.total} games  {rate:.1f} games/s  ETA {eta_text}  "
+            f"faults {self.faults}{leader}"
+        )
+
+    def show(self, final: bool = False) -> None:
+        """Print the status: a redrawn bar on a terminal, a line every few seconds otherwise."""
+        if self.quiet:
+            return
+        if self.stream.isatty():
+            width = 24
+            filled = int(width * self.done / max(1, self.total))
+            bar = "#" * filled + "-" * (width - filled)
+            self.stream.write(f"\r[{bar}] {self.line()}\x1b[K")
+            if final:
+                self.stream.write("\n")
+            self.stream.flush()
+            return
+        now = time.monotonic()
+        if final or now - self._last_line >= 5.0 or self.done == self.total:
+            self._last_line = now
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+
+def _resolved(config: TournamentConfig, shard_spec: tuple[int, int] | None) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(config)
+    data["rules_resolved"] = msgspec.to_builtins(config.resolved_rules())
+    data["shard"] = None if shard_spec is None else f"{shard_spec[0]}/{shard_spec[1]}"
+    data["versions"] = {
+        "arbiter": VERSION,
+        "python": platform.python_version(),
+        "trio": trio.__version__,
+        "msgspec": msgspec.__version__,
+    }
+    return data
+
+
+def _same_run(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Keys whose change would make a resumed run differ from the original."""
+    keys = (
+        "engines",
+        "format",
+        "challenger",
+        "games_per_pairing",
+        "duplicate",
+        "rules_resolved",
+        "seed",
+        "shard",
+        "time_control",
+        "faults",
+    )
+    return [k for k in keys if a.get(k) != b.get(k)]
+
+
+def _forfeit_record(
+    game: ScheduledGame, config: TournamentConfig, offender: int, reason: str, detail: str
+) -> GameRecord:
+    return GameRecord(
+        game_id=game.game_id,
+        engines=list(game.engines),
+        pair_id=game.pair_id,
+        deal_set=game.deal_set,
+        seed=config.seed,
+        first_dealer=game.first_dealer,
+        rules=config.resolved_rules(),
+        deals=[],
+        scores=[0, 0],
+        winner=1 - offender,
+        termination=Termination(reason=reason, offender=offender, detail=detail),  # type: ignore[arg-type]
+    )
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    *,
+    base_dir: Path,
+    out_dir: Path,
+    resume: bool = False,
+    shard_spec: tuple[int, int] | None = None,
+    concurrency: int | None = None,
+    progress: Progress | None = None,
+    on_event: Callable[[str], None] | None = None,
+    stop_when: Callable[[list[GameRecord]], bool] | None = None,
+) -> list[GameRecord]:
+    """Play (or finish) the tournament; return every record of the run, in game-id order.
+
+    ``stop_when`` is called after each game with all records so far; returning True
+    stops starting new games (used by SPRT matches).
+    """
+    journal_path = out_dir / "games.jsonl"
+    resolved_path = out_dir / "config.resolved.json"
+    resolved = _resolved(config, shard_spec)
+    found = read_journal(journal_path)
+    if found.records and not resume:
+        raise TournamentError(
+            f"{out_dir} already holds {len(found.records)} finished games; continue them with "
+            "--resume, or choose another output directory with --out"
+        )
+    if resume and resolved_path.exists():
+        old = msgspec.json.decode(resolved_path.read_bytes())
+        changed = _same_run(old, resolved)
+        if changed:
+            raise TournamentError(
+                f"cannot resume in {out_dir}: the config differs from the interrupted run in "
+                f"{', '.join(changed)}"
+            )
+    for warning in found.warnings:
+        if on_event is not None:
+            on_event("warning: " + warning)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "logs").mkdir(exist_ok=True)
+    resolved_path.write_bytes(msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
+
+    games = schedule_of(config)
+    if shard_spec is not None:
+        games = shard(games, *shard_spec)
+    known = {g.game_id for g in games}
+    records: dict[int, GameRecord] = {r.game_id: r for r in found.records if r.game_id in known}
+    todo = [g for g in games if g.game_id not in records]
+    if progress is not None:
+        progress.total = len(games)
+        for r in sorted(records.values(), key=lambda r: r.game_id):
+            progress.record(r)
+
+    rules = config.resolved_rules()
+    tc = config.time_control
+    time_settings = TimeSettings(
+        per_move_ms=tc.per_move_ms or 1000,
+        clock_ms=tc.clock_ms,
+        increment_ms=tc.increment_ms,
+        grace_ms=tc.grace_ms,
+        handshake_ms=tc.handshake_ms,
+    )
+    limits = None
+    if config.limits.memory_mb or config.limits.cpu_seconds:
+        limits = BotLimits(memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds)
+    engines = {e.name: e for e in config.engines}
+    # Faults in a row, withdrawals and match forfeits, in completion order.
+    streak: dict[str, int] = dict.fromkeys(engines, 0)
+    for r in sorted(records.values(), key=lambda r: r.game_id):
+        _update_streak(streak, r)
+    withdrawn = {n for n, k in streak.items() if k >= config.faults.withdraw_after}
+    match_forfeits: set[tuple[str, str]] = set()
+    if config.faults.policy == "forfeit_match":
+        for r in records.values():
+            if r.termination.offender is not None:
+                off = r.engines[r.termination.offender]
+                match_forfeits.add((off, r.engines[1 - r.termination.offender]))
+
+    journal = Journal(journal_path, truncate_to=found.good_bytes)
+    queue = iter(todo)
+    stopping = False
+    workers = max(1, concurrency or config.concurrency or os.cpu_count() or 1)
+
+    def finish(rec: GameRecord) -> None:
+        nonlocal stopping
+        journal.append(rec)
+        records[rec.game_id] = rec
+        _update_streak(streak, rec)
+        if rec.termination.offender is not None:
+            off = rec.engines[rec.termination.offender]
+            if config.faults.policy == "forfeit_match":
+                match_forfeits.add((off, rec.engines[1 - rec.termination.offender]))
+            if streak[off] >= config.faults.withdraw_after and off not in withdrawn:
+                withdrawn.add(off)
+                if on_event is not None:
+                    on_event(f"{off} withdrawn after {streak[off]} faults in a row")
+        if progress is not None:
+            progress.record(rec)
+        if stop_when is not None and stop_when(sorted(records.values(), key=lambda r: r.game_id)):
+            stopping = True
+
+    def skip_reason(game: ScheduledGame) -> GameRecord | None:
+        for seat, name in enumerate(game.engines):
+            if name in withdrawn:
+                return _forfeit_record(
+                    game, config, seat, "withdrawn", f"{name} was withdrawn after repeated faults"
+                )
+        for seat, name in enumerate(game.engines):
+            if (name, game.engines[1 - seat]) in match_forfeits:
+                return _forfeit_record(
+                    game, config, seat, "match_forfeit", f"{name} forfeited the match after a fault"
+                )
+        return None
+
+    async def worker() -> None:
+        async with trio.open_nursery() as nursery:
+            sessions: dict[str, BotSession] = {}
+            try:
+                while not stopping:
+                    game = next(queue, None)
+                    if game is None:
+                        break
+                    skipped = skip_reason(game)
+                    if skipped is not None:
+                        finish(skipped)
+                        continue
+                    pair = []
+                    for name in game.engines:
+                        if name not in sessions:
+                            e = engines[name]
+                            argv, cwd = engine_argv(e, base_dir)
+                            env = {**os.environ, **e.env} if e.env else None
+                            log = out_dir / "logs" / f"{_safe(name)}.stderr.log"
+                            sessions[name] = BotSession(
+                                name,
+                                BotCommand(argv, cwd, env),
+                                nursery,
+                                options=e.options,
+                                log_path=log,
+                                limits=limits,
+                                handshake_ms=tc.handshake_ms,
+                            )
+                        pair.append(sessions[name])
+                    spec = GameSpec(
+                        game_id=game.game_id,
+                        engines=game.engines,
+                        rules=rules,
+                        seed=config.seed,
+                        deal_set=game.deal_set,
+                        first_dealer=game.first_dealer,
+                        pair_id=game.pair_id,
+                        match=f"{game.pairing[0]}~{game.pairing[1]}",
+                        time=time_settings,
+                        fault_policy=config.faults.policy,
+                    )
+                    rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
+                    finish(rec)
+            finally:
+                with trio.CancelScope(shield=True):
+                    for s in sessions.values():
+                        await s.stop()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for _ in range(min(workers, max(1, len(todo)))):
+                nursery.start_soon(worker)
+    finally:
+        journal.close()
+        if progress is not None:
+            progress.show(final=True)
+    return sorted(records.values(), key=lambda r: r.game_id)
+
+
+def _update_streak(streak: dict[str, int], rec: GameRecord) -> None:
+    for seat, name in enumerate(rec.engines):
+        if name not in streak:
+            continue
+        if rec.termination.offender == seat and rec.termination.reason not in (
+            "withdrawn",
+            "match_forfeit",
+        ):
+            streak[name] += 1
+        elif rec.termination.offender != seat:
+            streak[name] = 0
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
