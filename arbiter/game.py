@@ -52,6 +52,7 @@ from protocol.messages import (
     decode_from_bot,
     encode,
 )
+from protocol.messages import Deal as DealNotice
 from protocol.messages import FaultReason as WireReason
 
 __all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game"]
@@ -290,7 +291,10 @@ async def play_game(
 
     while True:
         for seat, msg in ref.notices():
-            if isinstance(msg, DealEnd) and seat == 0:
+            if seat == 0 and isinstance(msg, DealNotice):
+                deck = ref.decks[msg.deal - 1]
+                deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
+            elif seat == 0 and isinstance(msg, DealEnd):
                 d = deals[-1]
                 finished.append(
                     DealRecord(
@@ -314,9 +318,6 @@ async def play_game(
             except BotFault as exc:
                 if not ref.over:
                     charge(seat, exc, exc.line)
-        if len(deals) < len(ref.decks):
-            st = ref.state
-            deals.append(_Deal(len(ref.decks), st.dealer, [str(CARDS[c]) for c in ref.decks[-1]]))
         pending = ref.request()
         if pending is None:
             break
