@@ -144,8 +144,9 @@ def test_kill_9_and_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "arbiter", "tournament", str(cfg), "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     journal = out / "games.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -156,8 +157,9 @@ def test_kill_9_and_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     proc.wait()
     partial = read_journal(journal).records
     assert 7 <= len(partial) < len(reference), "the kill came mid-run"
-    resumed = subprocess.run(cmd + ["--resume"], env=env, cwd=ROOT, capture_output=True,
-                             text=True, timeout=120)
+    resumed = subprocess.run(
+        cmd + ["--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert resumed.returncode == 0, resumed.stderr
     final = read_journal(journal).records
     # Games finish out of order under concurrency: compare by game id.

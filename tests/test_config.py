@@ -1,0 +1,143 @@
+"""Config decoding: every bad config gives its precise message, with key path and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arbiter.cli import default_config_text
+from arbiter.cli import main as cli_main
+from arbiter.config import ConfigError, engine_argv, load_config, parse_config
+
+GOOD = """\
+engines:
+  - name: random
+  - name: greedy
+"""
+
+BAD_CASES = [
+    (
+        "typo-in-engine-key",
+        "engines:\n  - name: random\n  - name: greedy\n    comand: ./x\n",
+        "x.yaml:4: $.engines[1].comand: unknown key 'comand'",
+    ),
+    (
+        "typo-top-level",
+        GOOD + "gams_per_pairing: 4\n",
+        "x.yaml:4: $.gams_per_pairing: unknown key 'gams_per_pairing'",
+    ),
+    (
+        "wrong-type",
+        GOOD + "games_per_pairing: many\n",
+        "x.yaml:4: $.games_per_pairing: Expected `int`, got `str`",
+    ),
+    (
+        "yaml-boolean-name",
+        "engines:\n  - name: no\n    command: ./x\n  - name: greedy\n",
+        "x.yaml:2: $.engines[0].name: Expected `str`, got `bool` (YAML reads yes/no/on/off",
+    ),
+    (
+        "duplicate-key",
+        GOOD + "seed: 1\nseed: 2\n",
+        "x.yaml: line 5: key 'seed' appears twice (first on line 4)",
+    ),
+    (
+        "duplicate-engine",
+        "engines:\n  - name: random\n  - name: random\n",
+        "$.engines: engine name 'random' is used twice",
+    ),
+    (
+        "unknown-bundled",
+        "engines:\n  - name: stockfish\n  - name: random\n",
+        "$.engines[0]: engine 'stockfish' has no command and is not a bundled engine",
+    ),
+    ("one-engine", "engines:\n  - name: random\n", "a tournament needs at least two engines"),
+    ("odd-games", GOOD + "games_per_pairing: 3\n", "$.games_per_pairing: 3 is odd"),
+    ("gauntlet-no-challenger", GOOD + "format: gauntlet\n", "$.challenger: format gauntlet"),
+    (
+        "gauntlet-unknown-challenger",
+        GOOD + "format: gauntlet\nchallenger: expert\n",
+        "$.challenger: 'expert' is not one of the engines",
+    ),
+    ("bad-format", GOOD + "format: swiss\n", "x.yaml:4: $.format: Invalid enum value 'swiss'"),
+    (
+        "bad-rule-option",
+        GOOD + "rules:\n  options: {target: 6}\n",
+        "$.rules: bad rules option: target",
+    ),
+    (
+        "unknown-rule-option",
+        GOOD + "rules:\n  options: {trget: 5}\n",
+        "$.rules: unknown rules option 'trget'",
+    ),
+    ("unknown-preset", GOOD + "rules:\n  preset: hoyle\n", "unknown rules preset 'hoyle'"),
+    (
+        "negative-time",
+        GOOD + "time_control:\n  per_move_ms: -5\n",
+        "x.yaml:5: $.time_control.per_move_ms: Expected `int` >= 1",
+    ),
+    (
+        "bad-policy",
+        GOOD + "faults:\n  policy: ignore\n",
+        "x.yaml:5: $.faults.policy: Invalid enum value 'ignore'",
+    ),
+    ("missing-engines", "seed: 3\n", "missing required key 'engines'"),
+    ("not-a-mapping", "- a\n- b\n", "the config must be a mapping"),
+    ("invalid-yaml", "engines: [\n", "not valid YAML"),
+    (
+        "empty-command",
+        "engines:\n  - name: a\n    command: '  '\n  - name: random\n",
+        "$.engines[0].command: empty command",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [(t, m) for _, t, m in BAD_CASES], ids=[i for i, _, _ in BAD_CASES]
+)
+def test_bad_config_message(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "x.yaml")
+    assert message in str(info.value)
+
+
+def test_defaults() -> None:
+    c = parse_config(GOOD)
+    assert (c.format, c.games_per_pairing, c.duplicate, c.seed) == ("round_robin", 20, True, 1)
+    assert c.time_control.per_move_ms == 1000 and c.faults.policy == "forfeit_game"
+    assert c.faults.withdraw_after == 3 and c.concurrency is None
+    assert c.resolved_rules().target == 5
+
+
+def test_engine_command_forms(tmp_path: Path) -> None:
+    c = parse_config(
+        "engines:\n  - name: a\n    command: ./bot --fast 'x y'\n    cwd: sub\n"
+        "  - name: b\n    command: [node, bot.js]\n  - name: random\n"
+    )
+    argv, cwd = engine_argv(c.engines[0], tmp_path)
+    assert argv == ["./bot", "--fast", "x y"] and cwd == str(tmp_path / "sub")
+    assert engine_argv(c.engines[1], tmp_path)[0] == ["node", "bot.js"]
+    assert engine_argv(c.engines[2], tmp_path)[0][1:] == ["-m", "engines.random.bot"]
+
+
+def test_shipped_configs_are_valid() -> None:
+    parse_config(default_config_text())
+    for path in sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml")):
+        load_config(path)
+
+
+def test_missing_config_file_is_a_clear_cli_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["tournament", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read config" in capsys.readouterr().err
+
+
+def test_cli_bad_shard_and_sprt(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["tournament", "--shard", "5/3"]) == 2
+    assert "bad shard '5/3'" in capsys.readouterr().err
+    assert cli_main(["match", "random", "greedy", "--sprt", "elo0=5", "elo1=1"]) == 2
+    assert "elo1 > elo0" in capsys.readouterr().err
+    assert cli_main(["match", "random", "greedy", "--games", "3"]) == 2
+    assert "even number" in capsys.readouterr().err
