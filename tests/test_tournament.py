@@ -158,7 +158,7 @@ def test_kill_9_and_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     partial = read_journal(journal).records
     assert 7 <= len(partial) < len(reference), "the kill came mid-run"
     resumed = subprocess.run(
-        cmd + ["--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+        [*cmd, "--resume"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert resumed.returncode == 0, resumed.stderr
     final = read_journal(journal).records
