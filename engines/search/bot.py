@@ -1,0 +1,47 @@
+"""The search engine as a protocol bot: ``python engines/search/bot.py``.
+
+Also runnable as ``python -m engines.search.bot``.  The strategy is in
+:mod:`engines.search.strategy` (see its docstring).  Each decision works within the
+request's ``time_ms``, and within the budget set by the engine option ``budget_ms``
+(from the arbiter's ``hello``) or the ``--budget-ms`` argument, whichever is smaller;
+the default budget is :data:`engines.search.strategy.DEFAULT_BUDGET_MS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from engines.common import seeded_rng
+from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
+from protocol.messages import OptionValue, Request
+from protocol.sdk import run_bot
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve requests on stdin/stdout until the arbiter says quit."""
+    parser = argparse.ArgumentParser(description="Écarté search engine (protocol bot)")
+    parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS)
+    args = parser.parse_args(argv)
+    engine = SearchEngine(args.budget_ms)
+    rng = seeded_rng("search")
+
+    def hello(options: dict[str, OptionValue]) -> None:
+        budget = options.get("budget_ms")
+        if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
+            engine.budget_ms = float(budget)
+
+    def answer(request: Request) -> str:
+        return engine.choose(request.view, rng, time_ms=request.time_ms)
+
+    run_bot(answer, name="search", author="ecarte-arena", version="1.0", on_hello=hello)
+
+
+if __name__ == "__main__":
+    main()

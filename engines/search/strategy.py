@@ -1,0 +1,411 @@
+"""The search engine: determinisation and double-dummy play within a time budget.
+
+Each decision samples *determinisations*: complete guesses of the cards this seat
+cannot see (the opponent's hand, his discards, the order of the stock), drawn from
+the unseen cards (all 32 minus our hand, our discards, the turn-up and the cards
+played) so that they agree with everything observed:
+
+- hard facts are never violated: the opponent holds ``5 - cards played`` cards, and a
+  card his play has proved he cannot hold (he did not follow, did not beat the card
+  led, or did not trump) is never given to him;
+- soft evidence weights the sample by rejection: each sample is kept with the
+  probability that the opponent, playing like the expert engine, would have done what
+  he did with that hand.  A player who stood or refused is expected to hold a hand the
+  expert would have stood or refused with; one who proposed (and was refused), one
+  that the expert would have proposed with; one who took ``n`` cards kept ``5 - n``
+  good cards (trumps, kings and their queens), so his hand holds at least that many.
+  A sample that contradicts the model is kept with a small probability, not never:
+  the opponent is not the expert.
+
+Card play.  For each sample the rest of the deal is solved exactly
+(:func:`engines.common.dd_card_tricks`, a memoised minimax on bit sets): every legal
+card gets the final trick count it leads to against a perfect opponent, turned into
+the deal's value for us (points, vulnerability, vole and the game target, see
+:func:`engines.common.trick_utilities`).  The card with the best average wins.
+
+Exchange decisions (stand/propose, accept/refuse, the discard).  Each candidate is
+played out on the same samples (common random numbers): the exchange phase is
+finished with the expert policy for both seats on a real :class:`arbiter.rules.State`
+holding the sampled cards and stock, the king of trumps is marked by its holder, and
+the play is solved double-dummy.  The expert's own choice is kept unless another
+candidate beats it on the paired samples by more than its standard error (a handful
+of noisy samples should not overturn the classic judgement).  The mark is the
+expert's.
+
+Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`); a request's
+``time_ms`` lowers it.  The engine works to a deadline of 75 % of the budget minus a
+fixed margin, checks the clock after every sample, and always has the expert's
+answer in hand if time runs out before the first sample.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Final
+
+from arbiter.cards import KING, SUIT_MASKS, card_list
+from arbiter.rules import (
+    ACCEPT,
+    DISCARD,
+    PROPOSE,
+    REFUSE,
+    STAND,
+    Phase,
+    State,
+    format_action,
+    new_game,
+)
+from arbiter.view import Observation
+from engines.common import (
+    ViewInfo,
+    dd_card_tricks,
+    dd_lead,
+    deal_points,
+    game_utility,
+    read_view,
+    trick_utilities,
+)
+from engines.expert.strategy import (
+    JACK,
+    QUEEN,
+    choose_state,
+    decide_info,
+    refuses,
+    stands,
+)
+
+__all__ = ["DEFAULT_BUDGET_MS", "SearchEngine", "SearchStats", "choose", "rollout_value"]
+
+DEFAULT_BUDGET_MS: Final = 80.0
+"""Time budget per decision when the request does not say (milliseconds)."""
+MARGIN_MS: Final = 3.0
+"""Time kept back from the working deadline for reading the view and answering."""
+MAX_SAMPLES: Final = 2000
+"""Most determinisations per decision, however much time is left."""
+UNLIKELY: Final = 0.2
+"""Acceptance of a sample whose hand contradicts the opponent's observed choice."""
+
+_PHASES: Final = {p.name.lower(): p for p in Phase}
+
+
+class SearchStats:
+    """What the last decision did (for benchmarks and tests)."""
+
+    __slots__ = ("candidates", "elapsed_ms", "samples", "tries")
+
+    def __init__(self) -> None:
+        self.samples = 0
+        """Determinisations kept."""
+        self.tries = 0
+        """Determinisations drawn (kept or rejected)."""
+        self.candidates = 0
+        """Actions compared."""
+        self.elapsed_ms = 0.0
+        """Wall time of the decision."""
+
+
+def _keepers(hand: int, trump: int) -> int:
+    """Cards the expert keeps in an exchange: trumps, kings, a queen with her king..."""
+    keep = hand & SUIT_MASKS[trump]
+    for s in range(4):
+        if s == trump:
+            continue
+        b = hand >> (8 * s) & 255
+        if b >> KING & 1:
+            keep |= 1 << (8 * s + KING)
+            if b >> QUEEN & 1:
+                keep |= 1 << (8 * s + QUEEN)
+                if b >> JACK & 1:
+                    keep |= 1 << (8 * s + JACK)
+    return keep
+
+
+class _Model:
+    """The opponent model: how likely a full opponent hand is, given his choices."""
+
+    def __init__(self, info: ViewInfo) -> None:
+        self.info = info
+        opp = info.opp
+        self.trump = info.trump
+        # Scores when the exchange decisions were taken (before this deal's marks).
+        self.my_score = info.scores[info.seat] - info.deal_points[info.seat]
+        self.opp_score = info.scores[opp] - info.deal_points[opp]
+        event = info.last_ex_event[opp]
+        mine = info.last_ex_event[info.seat]
+        self.kind = ""
+        if event == "stand":
+            self.kind = "stood"
+        elif event == "refuse":
+            self.kind = "refused"
+        elif event == "propose" and (mine == "refuse" or info.phase == "answer"):
+            self.kind = "proposed"
+        taken = info.taken[opp]
+        # Cards kept at his last exchange, if that exchange came after his last choice.
+        self.kept = 5 - taken[-1] if taken and self.kind in ("", "proposed") else 0
+        if self.kind == "proposed" and info.phase != "answer":
+            # He proposed, was refused: his final hand is the one he proposed with.
+            self.kept = 0
+
+    def weight(self, hand: int) -> float:
+        """Probability of keeping a sample where the opponent's whole deal hand is ``hand``."""
+        info = self.info
+        t = self.trump
+        w = 1.0
+        if self.kind == "stood":
+            if not stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
+                w = UNLIKELY
+        elif self.kind == "refused":
+            first = info.proposals == 1 or info.rules.refusal_penalty == "any"
+            if not refuses(hand, t, self.opp_score, self.my_score, info.target, first):
+                w = UNLIKELY
+        elif self.kind == "proposed":
+            exchanges = info.exchanges
+            if stands(hand, t, self.opp_score, self.my_score, info.target, exchanges):
+                w = 0.35
+        if self.kept:
+            short = self.kept - _keepers(hand, t).bit_count()
+            if short > 0:
+                w *= UNLIKELY**short
+        return w
+
+
+def _utility_after_exchanges(state: State, me: int) -> float:
+    """Value for ``me`` of a state whose exchanges are over: marks, then double dummy."""
+    bonus = [0, 0]
+    if not state.king_done:
+        king = 1 << (state.trump * 8 + KING)
+        for seat in (0, 1):
+            if state.hands[seat] & king:
+                bonus[seat] = 1
+    nd = 1 - state.dealer
+    lead_tricks = dd_lead(
+        state.hands[nd], state.hands[state.dealer], state.trump, state.rules.must_trump
+    )
+    mine = lead_tricks if me == nd else 5 - lead_tricks
+    pm, po = deal_points(mine, state.vulnerable, me, state.rules)
+    return game_utility(
+        me, (pm + bonus[me], po + bonus[1 - me]), state.scores, state.deal_points, state.rules
+    )
+
+
+def rollout_value(state: State, me: int, first: int) -> float:
+    """Apply ``first``, finish the exchanges with the expert for both, solve the play."""
+    state.apply(first)
+    phase = state.phase
+    while phase in (Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD):
+        state.apply(choose_state(state, state.to_act))
+        phase = state.phase
+    return _utility_after_exchanges(state, me)
+
+
+class SearchEngine:
+    """A determinising double-dummy searcher with a per-decision time budget."""
+
+    def __init__(
+        self,
+        budget_ms: float = DEFAULT_BUDGET_MS,
+        search_exchanges: bool = True,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.clock = clock
+        """Seconds, monotonic (tests pass a fake)."""
+        self.budget_ms = budget_ms
+        """Milliseconds allowed per decision (a request's ``time_ms`` can lower it)."""
+        self.search_exchanges = search_exchanges
+        """Whether exchange decisions are searched (else the expert's are taken)."""
+        self.stats = SearchStats()
+        """What the last decision did."""
+
+    def choose(self, view: Observation, rng: random.Random, time_ms: float | None = None) -> str:
+        """The action for ``view``; ``time_ms`` (from the request) can lower the budget."""
+        start = self.clock()
+        budget = self.budget_ms if time_ms is None else min(self.budget_ms, time_ms)
+        deadline = start + (0.75 * budget - MARGIN_MS) / 1000.0
+        self.stats = SearchStats()
+        info = read_view(view)
+        action = self.decide(info, rng, deadline)
+        self.stats.elapsed_ms = (self.clock() - start) * 1000.0
+        return format_action(action)
+
+    def decide(self, info: ViewInfo, rng: random.Random, deadline: float) -> int:
+        """The action for a digested view, working until ``deadline`` (perf_counter)."""
+        fallback = decide_info(info)
+        if len(info.legal) == 1:
+            return info.legal[0]
+        if info.phase == "trick":
+            return self._play(info, rng, deadline, fallback)
+        if self.search_exchanges and info.phase in ("propose", "answer", "discard"):
+            return self._exchange(info, rng, deadline, fallback)
+        return fallback
+
+    # -- sampling -------------------------------------------------------------------
+
+    def _sample_hand(
+        self, info: ViewInfo, model: _Model, pool: list[int], k: int, rng: random.Random
+    ) -> int | None:
+        cards = rng.sample(pool, k)
+        hand = 0
+        for c in cards:
+            hand |= 1 << c
+        self.stats.tries += 1
+        w = model.weight(hand | info.played[info.opp])
+        if w < 1.0 and rng.random() >= w:
+            return None
+        return hand
+
+    # -- card play -------------------------------------------------------------------
+
+    def _play(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
+        me = info.seat
+        util = trick_utilities(me, info.scores, info.vulnerable, info.deal_points, info.rules)
+        k = info.opp_hand_size
+        pool_mask = info.unseen & ~info.opp_excluded
+        pool = list(card_list(pool_mask))
+        if len(pool) < k:  # the exclusions contradict each other: trust only the unseen
+            pool = list(card_list(info.unseen))
+        model = _Model(info)
+        totals = dict.fromkeys(info.legal, 0.0)
+        base = info.tricks[me]
+        trump, must = info.trump, info.rules.must_trump
+        n = 0
+        tries = 0
+        while n < MAX_SAMPLES and tries < 20 * MAX_SAMPLES:
+            if self.clock() >= deadline:
+                break
+            tries += 1
+            opp = self._sample_hand(info, model, pool, k, rng)
+            if opp is None:
+                continue
+            values = dd_card_tricks(info.hand, opp, info.lead, trump, must)
+            for c, t in values.items():
+                totals[c] += util[base + t]
+            n += 1
+        self.stats.samples = n
+        self.stats.candidates = len(totals)
+        if n == 0:
+            return fallback
+        best = max(totals.values())
+        # Among equal averages prefer the expert's card, then the cheapest.
+        if totals.get(fallback, -math.inf) >= best - 1e-9:
+            return fallback
+        return min((c for c, v in totals.items() if v >= best - 1e-9), key=lambda c: c & 7)
+
+    # -- exchanges -------------------------------------------------------------------
+
+    def _candidates(self, info: ViewInfo, fallback: int) -> list[int]:
+        if info.phase == "propose":
+            return [STAND, PROPOSE]
+        if info.phase == "answer":
+            return [ACCEPT, REFUSE]
+        # Discard: the expert's choice and "keep the best k" for every allowed k.
+        legal = set(info.legal)
+        trump = info.trump
+        order = sorted(card_list(info.hand), key=lambda c: (c >> 3 != trump, -(c & 7)))
+        out = [fallback]
+        for keep in range(5):
+            mask = 0
+            for c in order[keep:]:
+                mask |= 1 << c
+            a = DISCARD | mask
+            if a in legal and a not in out:
+                out.append(a)
+        if DISCARD in legal and DISCARD not in out:
+            out.append(DISCARD)
+        return out
+
+    def _exchange(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
+        cands = self._candidates(info, fallback)
+        self.stats.candidates = len(cands)
+        if len(cands) == 1:
+            return cands[0]
+        me, opp = info.seat, info.opp
+        unseen = list(card_list(info.unseen))
+        model = _Model(info)
+        template = _template(info)
+        stock_n = info.stock
+        sums = [0.0] * len(cands)
+        diffs: list[list[float]] = [[] for _ in cands]
+        n = 0
+        tries = 0
+        while n < MAX_SAMPLES and tries < 20 * MAX_SAMPLES:
+            if self.clock() >= deadline:
+                break
+            tries += 1
+            self.stats.tries += 1
+            rng.shuffle(unseen)
+            hand = 0
+            for c in unseen[:5]:
+                hand |= 1 << c
+            w = model.weight(hand)
+            if w < 1.0 and rng.random() >= w:
+                continue
+            stock = tuple(unseen[5 : 5 + stock_n])
+            deck = (0,) * (32 - stock_n) + stock
+            values = []
+            for a in cands:
+                s = template.clone()
+                s.deck = deck
+                s.hands[opp] = hand
+                values.append(rollout_value(s, me, a))
+                if self.clock() >= deadline and len(values) < len(cands):
+                    break
+            if len(values) < len(cands):
+                break
+            for i, v in enumerate(values):
+                sums[i] += v
+                diffs[i].append(v - values[0])
+            n += 1
+        self.stats.samples = n
+        if n < 2:
+            return fallback
+        best_i = 0
+        best_gain = 0.0
+        for i in range(1, len(cands)):
+            d = diffs[i]
+            mean = sum(d) / n
+            var = sum((x - mean) ** 2 for x in d) / (n - 1)
+            se = math.sqrt(var / n)
+            gain = mean - se
+            if mean > 0 and gain > best_gain:
+                best_i, best_gain = i, gain
+        return cands[best_i]
+
+
+def _template(info: ViewInfo) -> State:
+    """A rules state matching the view, with the opponent's hand and stock left blank."""
+    s = new_game(info.rules, info.dealer)
+    s.scores = info.scores[:]
+    s.deal_number = 1
+    s.phase = _PHASES[info.phase]
+    s.to_act = info.seat
+    s.hands = [0, 0]
+    s.hands[info.seat] = info.hand
+    s.stock_pos = 32 - info.stock
+    s.turnup = info.turnup
+    s.trump = info.trump
+    s.vulnerable = info.vulnerable[:]
+    s.proposals = info.proposals
+    s.exchanges = info.exchanges
+    s.discards = [[], []]
+    if info.my_discards:
+        s.discards[info.seat].append(info.my_discards)
+    s.tricks = info.tricks[:]
+    s.lead = -1
+    s.trick_cards = []
+    s.played = info.played[:]
+    s.king_done = info.turnup & 7 == KING
+    s.marked = info.marked
+    s.deal_points = info.deal_points[:]
+    s.events = []
+    return s
+
+
+_DEFAULT = SearchEngine()
+
+
+def choose(view: Observation, rng: random.Random) -> str:
+    """The search engine's action at the default budget."""
+    return _DEFAULT.choose(view, rng)

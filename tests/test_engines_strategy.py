@@ -1,0 +1,336 @@
+"""Tests of the bundled engines' strategies (greedy, expert, search) and the ceiling player.
+
+Everything runs in process on :mod:`arbiter.rules` states; games are seeded.  The
+head-to-head figures quoted in the engines' report come from
+``python bench/bench_search.py --h2h``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+
+import pytest
+
+from arbiter.cards import Card, card_list
+from arbiter.rules import (
+    PROPOSE,
+    STAND,
+    Phase,
+    Rules,
+    State,
+    deck_for,
+    format_action,
+    legal_cards,
+    make_rules,
+    new_game,
+)
+from arbiter.view import Observation, observe
+from engines.ceiling import choose_omniscient, omniscient_player
+from engines.common import (
+    card_mask,
+    choose_random,
+    dd_card_tricks,
+    dd_lead,
+    play_match,
+    read_view,
+    trick_utilities,
+    view_player,
+)
+from engines.expert import strategy as expert
+from engines.greedy import strategy as greedy
+from engines.search.strategy import SearchEngine
+
+Chooser = Callable[[Observation, random.Random], str]
+
+RULE_SETS = [
+    make_rules(),
+    make_rules("cavendish"),
+    make_rules(must_trump=False, king_deadline="opening_lead"),
+    make_rules(refusal_penalty="any", max_exchange_rounds=1, vulnerable_vole_points=3),
+    make_rules(max_points_per_deal=2, target=7),
+]
+
+
+def _deal(nd_hand: str, d_hand: str, turnup: str, dealer: int = 1) -> State:
+    """A state at the start of a deal with the given hands (3-2 packets)."""
+    nd = [int(Card.parse(c)) for c in nd_hand.split()]
+    d = [int(Card.parse(c)) for c in d_hand.split()]
+    up = int(Card.parse(turnup))
+    rest = [c for c in range(32) if c not in nd and c not in d and c != up]
+    deck = [nd[0], nd[1], nd[2], d[0], d[1], d[2], nd[3], nd[4], d[3], d[4], up, *rest]
+    state = new_game(first_dealer=dealer)
+    state.deal(deck)
+    return state
+
+
+# --------------------------------------------------------------------------- legality
+
+
+def _positions(games: int, seed: int) -> list[tuple[State, int]]:
+    """Decision points from seeded games between a random mix of the strategies."""
+    out = []
+    rng = random.Random(seed)
+    movers: list[Chooser] = [choose_random, expert.choose, greedy.choose]
+    for g in range(games):
+        rules = RULE_SETS[g % len(RULE_SETS)]
+        state = new_game(rules, g % 2)
+        deal = 0
+        while not state.is_over():
+            if state.phase == Phase.DEAL:
+                deal += 1
+                state.deal(deck_for(seed, g, deal))
+                continue
+            seat = state.to_act
+            out.append((state.clone(), seat))
+            mover = movers[rng.randrange(3)]
+            state.apply_text(seat, mover(observe(state, seat), rng))
+    return out
+
+
+POSITIONS = _positions(40, 7)
+
+
+def test_positions_cover_every_phase() -> None:
+    phases = {s.phase for s, _ in POSITIONS}
+    assert phases == {Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD, Phase.MARK, Phase.TRICK}
+
+
+@pytest.mark.parametrize(
+    ("choose", "step"),
+    [
+        (choose_random, 1),
+        (greedy.choose, 1),
+        (expert.choose, 1),
+        (SearchEngine(budget_ms=8).choose, 2),
+    ],
+    ids=["random", "greedy", "expert", "search"],
+)
+def test_strategy_returns_only_legal_actions(choose: Chooser, step: int) -> None:
+    rng = random.Random(1)
+    for state, seat in POSITIONS[::step]:
+        view = observe(state, seat)
+        action = choose(view, rng)
+        assert action in view.legal, (state, action)
+
+
+def test_ceiling_returns_only_legal_actions() -> None:
+    for state, seat in POSITIONS[::4]:
+        action = choose_omniscient(state, seat)
+        assert state.is_legal(action), (state, action)
+
+
+def test_expert_decides_the_same_from_view_and_from_state() -> None:
+    rng = random.Random(0)
+    for state, seat in POSITIONS:
+        from_state = format_action(expert.choose_state(state, seat))
+        assert from_state == expert.choose(observe(state, seat), rng)
+
+
+# --------------------------------------------------------------------------- the expert
+
+JEUX_DE_REGLE = [
+    ("QH 9H 8H 7S 8D", "TH"),  # three trumps
+    ("9H 8H KS 8S 7S", "TH"),  # two trumps, three of a suit
+    ("9H 8H KS 8D 7C", "TH"),  # two trumps and a king
+    ("7H KS QS JS 8D", "TH"),  # one trump, king-queen-knave
+    ("7H KS QS 8S KD", "TH"),  # one trump, king-queen-x and another king
+]
+WEAK = [
+    ("7H 9S 8D TC 7C", "TH"),
+    ("8H 9S QD AC 7C", "TH"),
+    ("7S 9S JD AD 8C", "TH"),
+]
+
+
+@pytest.mark.parametrize(("hand", "turnup"), JEUX_DE_REGLE)
+def test_expert_stands_on_a_jeu_de_regle(hand: str, turnup: str) -> None:
+    state = _deal(hand, "7D 9D TD 9C 8C" if "9C" not in hand else "7D 9D TD AC JC", turnup)
+    view = observe(state, state.non_dealer)
+    assert expert.is_jeu_de_regle(card_mask(hand.split()), Card.parse(turnup).suit)
+    assert expert.choose(view, random.Random(0)) == "stand"
+
+
+@pytest.mark.parametrize(("hand", "turnup"), WEAK)
+def test_expert_proposes_on_a_weak_hand(hand: str, turnup: str) -> None:
+    others = [c for c in ("KD KC QC JC 9D KS QS JS".split()) if c not in hand.split()][:5]
+    state = _deal(hand, " ".join(others), turnup)
+    view = observe(state, state.non_dealer)
+    assert expert.choose(view, random.Random(0)) == "propose"
+
+
+def test_expert_refuses_with_three_trumps_and_accepts_a_weak_hand() -> None:
+    strong = _deal("7S 8S 9D TC 7C", "KH QH 9H KS 8D", "TH")
+    strong.apply(PROPOSE)
+    assert expert.choose(observe(strong, strong.dealer), random.Random(0)) == "refuse"
+    weak = _deal("7S 8S 9D TC 7C", "8H 9S 8D JC QS", "TH")
+    weak.apply(PROPOSE)
+    assert expert.choose(observe(weak, weak.dealer), random.Random(0)) == "accept"
+
+
+def test_expert_keeps_trumps_kings_and_a_queen_with_her_king() -> None:
+    state = _deal("9H KS QS 8D 7C", "7S 8S 9D TC JC", "TH")
+    state.apply(PROPOSE)
+    state.apply_text(state.dealer, "accept")
+    view = observe(state, state.non_dealer)
+    assert expert.choose(view, random.Random(0)) == "discard 8D 7C"
+
+
+def test_expert_marks_the_king_and_leads_trumps_with_three() -> None:
+    state = _deal("KH 9H 8H 7S 8D", "7D 9D TD 9C 8C", "TH")
+    state.apply(STAND)
+    view = observe(state, state.non_dealer)
+    assert expert.choose(view, random.Random(0)) == "mark"
+    state.apply_text(state.non_dealer, "mark")
+    assert expert.choose(observe(state, state.non_dealer), random.Random(0)) == "KH"
+
+
+def test_expert_wins_cheaply_and_throws_its_lowest_loser() -> None:
+    trump = Card.parse("TH").suit
+    hand = card_mask(["KS", "9S", "8H", "7C"])
+    lead = Card.parse("8S")
+    assert expert.card_choice(hand, lead, trump, True, 0) == Card.parse("9S")
+    hand = card_mask(["8H", "7C", "KD"])
+    assert expert.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("8H")
+    hand = card_mask(["7C", "KD", "QC"])
+    assert expert.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("7C")
+
+
+# --------------------------------------------------------------------------- double dummy
+
+
+def _naive(a: int, b: int, trump: int, must_trump: bool) -> int:
+    """Plain minimax, no memo and no cuts: the reference for the solver."""
+    if not a:
+        return 0
+    best = -1
+    for c in card_list(a):
+        worst = 99
+        for r in card_list(legal_cards(b, c, trump, must_trump)):
+            a2, b2 = a & ~(1 << c), b & ~(1 << r)
+            wins = (r > c) if r >> 3 == c >> 3 else (r >> 3 == trump)
+            if wins:
+                t = a2.bit_count() - _naive(b2, a2, trump, must_trump)
+            else:
+                t = 1 + _naive(a2, b2, trump, must_trump)
+            worst = min(worst, t)
+        best = max(best, worst)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "trump", "tricks"),
+    [
+        ("KH 7H", "QH 8S", "S", 1),  # king first; the seven loses to the trump
+        ("KH QH 7S", "JH KS QS", "H", 2),
+        ("KS QS JS", "AS TS 9S", "S", 3),  # all the top trumps: every trick
+        ("7C", "8D", "H", 1),  # no trump, no follow: the card led wins
+        ("7C", "8H", "H", 0),  # trumped
+        ("KD QD", "7H 8H", "H", 0),  # both leads trumped
+    ],
+)
+def test_double_dummy_known_endings(a: str, b: str, trump: str, tricks: int) -> None:
+    assert dd_lead(card_mask(a.split()), card_mask(b.split()), "SHDC".index(trump)) == tricks
+
+
+def test_double_dummy_card_values_show_which_lead_matters() -> None:
+    values = dd_card_tricks(card_mask(["KH", "7H"]), card_mask(["QH", "8S"]), -1, 0)
+    assert values == {Card.parse("7H"): 0, Card.parse("KH"): 1}
+    # Second to play: the opponent led the 8 of spades (trumps); we must beat it.
+    values = dd_card_tricks(card_mask(["9S", "7D"]), card_mask(["KD"]), Card.parse("8S"), 0)
+    assert values == {Card.parse("9S"): 1}
+
+
+@pytest.mark.parametrize("must_trump", [True, False])
+def test_double_dummy_matches_plain_minimax(must_trump: bool) -> None:
+    rng = random.Random(3)
+    for _ in range(150):
+        cards = rng.sample(range(32), 10)
+        n = rng.randint(1, 5)
+        a = sum(1 << c for c in cards[:n])
+        b = sum(1 << c for c in cards[5 : 5 + n])
+        trump = rng.randrange(4)
+        assert dd_lead(a, b, trump, must_trump) == _naive(a, b, trump, must_trump)
+
+
+def test_trick_utilities_count_vulnerability_vole_and_target() -> None:
+    rules = Rules()
+    util = trick_utilities(0, [0, 0], [False, True], [0, 0], rules)
+    assert util == [-2.0, -1.0, -1.0, 2.0, 2.0, 2.0]
+    util = trick_utilities(0, [4, 0], [False, False], [0, 0], rules)
+    assert util[3] == util[5] > 2.0  # any point wins the game
+
+
+# --------------------------------------------------------------------------- views
+
+
+def test_read_view_proves_voids_from_the_opponents_play() -> None:
+    state = _deal("KS QS 7C 8C 9C", "7D 9D TD JH 8H", "TH", dealer=1)
+    state.apply(STAND)
+    state.apply_text(0, "KS")  # dealer (seat 1) holds no spade: must trump
+    state.apply_text(1, "8H")
+    info = read_view(observe(state, 0))
+    spades = card_mask(["AS", "JS", "TS", "9S", "8S", "7S"])
+    assert info.opp_excluded & spades == spades
+    assert not info.opp_excluded & card_mask(["KH", "9D", "AH"])
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_search_stops_at_its_deadline_with_a_fake_clock() -> None:
+    ticks = itertools.count()
+    engine = SearchEngine(budget_ms=40, clock=lambda: next(ticks) / 1000.0)
+    for state, seat in POSITIONS[:60]:
+        view = observe(state, seat)
+        assert engine.choose(view, random.Random(0)) in view.legal
+        # One tick per clock reading: the deadline (27 ms) caps the samples.
+        assert engine.stats.samples <= 27
+
+
+def test_search_keeps_to_a_real_budget() -> None:
+    engine = SearchEngine(budget_ms=60)
+    rng = random.Random(2)
+    slowest = 0.0
+    for state, seat in POSITIONS[::40]:
+        engine.choose(observe(state, seat), rng)
+        slowest = max(slowest, engine.stats.elapsed_ms)
+    assert slowest < 60
+
+
+def test_search_takes_the_vole_with_the_master_trump() -> None:
+    state = _deal("KH 7H KC QC JC", "QH 8C 9C TC 7S", "TH", dealer=1)
+    state.apply(STAND)
+    state.apply_text(0, "no-mark")
+    for mine, theirs in (("KC", "8C"), ("QC", "9C"), ("JC", "TC")):
+        state.apply_text(0, mine)
+        state.apply_text(1, theirs)
+    view = observe(state, 0)
+    assert SearchEngine(budget_ms=30).choose(view, random.Random(0)) == "KH"
+    assert choose_omniscient(state, 0) == Card.parse("KH")
+
+
+# --------------------------------------------------------------------------- head to head
+
+
+def test_expert_beats_random() -> None:
+    wins, games = play_match(view_player(expert.choose), view_player(choose_random), 50, seed=11)
+    assert wins / games >= 0.85
+
+
+def test_expert_beats_greedy() -> None:
+    wins, games = play_match(view_player(expert.choose), view_player(greedy.choose), 100, seed=12)
+    assert wins / games >= 0.6
+
+
+def test_ceiling_beats_expert() -> None:
+    wins, games = play_match(omniscient_player, view_player(expert.choose), 20, seed=13)
+    assert wins / games >= 0.75
+
+
+@pytest.mark.slow
+def test_search_beats_expert() -> None:
+    engine = SearchEngine(budget_ms=20)
+    wins, games = play_match(view_player(engine.choose), view_player(expert.choose), 60, seed=14)
+    assert wins / games > 0.5
