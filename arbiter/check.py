@@ -61,6 +61,7 @@ async def check_bot(
     *,
     games: int = 30,
     time_per_move: int = 2000,
+    handshake_ms: int = 10_000,
     out: Callable[[str], None] | None = None,
 ) -> bool:
     """Run the check and print the report (or pass lines to ``out``); True if it complies."""
@@ -70,7 +71,7 @@ async def check_bot(
     rules = make_rules()
     records: list[GameRecord] = []
     async with trio.open_nursery() as nursery:
-        bot = BotSession("checked", BotCommand(argv), nursery, handshake_ms=10_000)
+        bot = BotSession("checked", BotCommand(argv), nursery, handshake_ms=handshake_ms)
         opponent = BotSession(
             "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
         )
@@ -102,9 +103,7 @@ async def check_bot(
                         text += f"\n    offending line: {term.line}"
                     text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
                     problems.append(text)
-                    if term.reason in ("failed_to_start", "no_handshake") or (
-                        len(problems) >= 3
-                    ):
+                    if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
                         write("stopping after repeated faults")
                         break
             for deal in rec.deals:

@@ -106,10 +106,28 @@ def _run(
                 stop_when=stop_when,
             )
         )
-    except KeyboardInterrupt:
-        parts = ["ecarte", "tournament"]
-        if source:
-            parts.append(source)
+    except BaseException as exc:
+        # Ctrl+C arrives as KeyboardInterrupt, usually inside an exception group from
+        # the nurseries that were running games.
+        if not isinstance(exc, KeyboardInterrupt) and not (
+            isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None
+        ):
+            raise
+        if getattr(args, "a", None) is not None:  # a match
+            parts = [
+                "ecarte",
+                "match",
+                args.a,
+                args.b,
+                "--games",
+                str(config.games_per_pairing),
+                "--time-per-move",
+                str(args.time_per_move),
+            ]
+        else:
+            parts = ["ecarte", "tournament"]
+            if source:
+                parts.append(source)
         parts += ["--resume", "--out", str(out), "--seed", str(config.seed)]
         if shard_spec:
             parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
@@ -264,7 +282,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     argv = shlex.split(args.command)
     if not argv:
         raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
-    ok = trio.run(lambda: check_bot(argv, games=args.games, time_per_move=args.time_per_move))
+    ok = trio.run(
+        lambda: check_bot(
+            argv,
+            games=args.games,
+            time_per_move=args.time_per_move,
+            handshake_ms=args.handshake_ms,
+        )
+    )
     return 0 if ok else 1
 
 
@@ -309,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("command", help="the bot's command line, quoted")
     c.add_argument("--games", type=int, default=30, help="most games to play against random")
     c.add_argument("--time-per-move", type=int, default=2000, metavar="MS")
+    c.add_argument("--handshake-ms", type=int, default=10_000, metavar="MS")
     c.set_defaults(func=cmd_check)
 
     s = sub.add_parser("stats", help="recompute statistics from a journal")

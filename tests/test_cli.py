@@ -1,0 +1,140 @@
+"""The ``ecarte`` command as a user runs it: Ctrl+C, SPRT matches, check."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from arbiter.journal import read_journal
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _processes_with_marker(marker: str) -> list[int]:
+    """PIDs whose environment holds ``marker`` (the bots of one test run)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if marker.encode() in environ and "State:\tZ" not in status:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> None:
+    marker = f"ECARTE_TEST_{uuid.uuid4().hex}"
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(
+        "engines:\n"
+        f"  - {{name: a, builtin: random, env: {{MARK: {marker}}}}}\n"
+        f"  - {{name: b, builtin: greedy, env: {{MARK: {marker}}}}}\n"
+        "games_per_pairing: 400\nconcurrency: 2\n"
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arbiter", "tournament", str(cfg), "--out", str(out)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    journal = out / "games.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 5:
+            break
+        time.sleep(0.01)
+    assert _processes_with_marker(marker), "bots are running"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "resume with: ecarte tournament" in err
+    assert "--resume" in err and str(out) in err
+    found = read_journal(journal)
+    assert found.warnings == [] and len(found.records) >= 5
+    assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
+
+
+@pytest.mark.slow
+def test_sprt_match_reaches_a_decision(tmp_path: Path) -> None:
+    """expert vs random is far apart: the SPRT accepts H1 after a few pairs."""
+    out = tmp_path / "sprt"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arbiter",
+            "match",
+            "expert",
+            "random",
+            "--sprt",
+            "elo0=0",
+            "elo1=100",
+            "--seed",
+            "5",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        env=ENV,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "-> accept H1" in result.stderr
+    records = read_journal(out / "games.jsonl").records
+    assert 2 <= len(records) < 200
+    assert "== standings" in result.stdout
+
+
+def test_check_passes_the_random_engine() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", "check", f"{sys.executable} -m engines.random.bot"],
+        env=ENV,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS" in result.stdout and "never answered" not in result.stdout
+
+
+def test_check_reports_a_bot_that_never_answers(tmp_path: Path) -> None:
+    bot = tmp_path / "mute.py"
+    bot.write_text("import time\ntime.sleep(60)\n")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arbiter",
+            "check",
+            f"{sys.executable} {bot}",
+            "--handshake-ms",
+            "1000",
+        ],
+        env={**ENV},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "no_handshake" in result.stdout and "fix: answer the arbiter's hello" in result.stdout
