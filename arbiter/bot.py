@@ -279,6 +279,7 @@ class Bot:
         self._busy = False
         self._fault: BotFault | None = None
         self._send_cancelled = False
+        self._stdin_broken = False
         self._stopping = False
         self._stopped = False
         self._stderr_tail = bytearray()
@@ -352,6 +353,33 @@ class Bot:
         """
         return await self._exchange(None, deadline, reply=True)
 
+    async def send_farewell(self, line: bytes, *, timeout: float = 0.5) -> bool:
+        """Best effort: write a last line (a forfeit notice) even to a faulted bot.
+
+        Skipped, and False returned, when the bot's stdin cannot take it: the process
+        has exited, a send failed or was cancelled midway, or the bot is stopping.
+        Never raises a :class:`~arbiter.faults.BotFault`.
+        """
+        if (
+            self._stopping
+            or self._send_cancelled
+            or self._stdin_broken
+            or self._busy
+            or self.returncode is not None
+        ):
+            return False
+        with trio.move_on_after(timeout) as scope:
+            try:
+                await self._stdin.send_all(line + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return False
+        if scope.cancelled_caught:
+            self._send_cancelled = True
+            return False
+        if self._transcript is not None:
+            self._transcript(Direction.TO_BOT, line)
+        return True
+
     def check_unrequested(self) -> None:
         """Raise :class:`~arbiter.faults.InvalidMessage` if the bot wrote anything
         that has not been read yet (a line nobody asked for)."""
@@ -410,6 +438,8 @@ class Bot:
                 raise BotTimeout(f"did not read its input within {elapsed:.3f} s")
             raise BotTimeout(f"no reply within {elapsed:.3f} s", line=bytes(self._buffer) or None)
         except BotFault as fault:
+            if sending:
+                self._stdin_broken = True
             self._break(fault)
             raise
         except BaseException:

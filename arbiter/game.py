@@ -18,7 +18,6 @@ next game.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from typing import Any, Literal
 import trio
 
 from arbiter.bot import Bot, BotCommand, Limits, open_bot
+from arbiter.cards import CARDS
 from arbiter.faults import BotFault, FaultReason, InvalidMessage, NoHandshake
 from arbiter.record import (
     ActionRecord,
@@ -182,12 +182,9 @@ class BotSession:
         )
 
     async def tell(self, message: ToBot) -> None:
-        """Best-effort notice outside a game's accounting (e.g. a forfeit before stopping)."""
-        if self.bot is not None and self.bot.fault is None:
-            with contextlib.suppress(BotFault):
-                await self.bot.send(
-                    encode(message).rstrip(b"\n"), deadline=trio.current_time() + 1.0
-                )
+        """Best-effort last notice (a forfeit) to the bot, even after a fault."""
+        if self.bot is not None:
+            await self.bot.send_farewell(encode(message).rstrip(b"\n"))
 
     async def stop(self) -> None:
         """Stop the process (quit, then escalating signals) and wait until it is reaped."""
@@ -244,8 +241,6 @@ async def play_game(
     """
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    from arbiter.cards import CARDS
-
     tm = spec.time
     # Start both bots; a bot that cannot start or handshake forfeits the game unplayed.
     for seat in (0, 1):
