@@ -71,6 +71,7 @@ class Progress:
     points: dict[str, float] = field(default_factory=dict)
     games_of: dict[str, int] = field(default_factory=dict)
     _last_line: float = 0.0
+    _last_text: str = ""
     quiet: bool = False
 
     def record(self, rec: GameRecord) -> None:
@@ -113,9 +114,13 @@ class Progress:
             self.stream.flush()
             return
         now = time.monotonic()
-        if final or now - self._last_line >= 5.0 or self.done == self.total:
+        text = self.line()
+        if (final or now - self._last_line >= 5.0 or self.done == self.total) and (
+            text.split("  ")[0] != self._last_text.split("  ")[0]
+        ):
             self._last_line = now
-            self.stream.write(self.line() + "\n")
+            self._last_text = text
+            self.stream.write(text + "\n")
             self.stream.flush()
 
 
