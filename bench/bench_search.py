@@ -13,10 +13,13 @@ search vs expert.
 from __future__ import annotations
 
 import argparse
+import math
+import multiprocessing
 import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -24,7 +27,7 @@ from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
 from engines import common
 from engines.ceiling import omniscient_player
-from engines.common import choose_random, dd_lead, play_match, view_player
+from engines.common import StatePlayer, choose_random, dd_lead, play_game, play_match, view_player
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
 from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
@@ -85,29 +88,101 @@ def bench_decisions(budget_ms: float, games: int) -> None:
         )
 
 
-def head_to_head(pairs: int, search_pairs: int, budget_ms: float, seed: int) -> None:
-    """Print the in-process match results."""
-    search = SearchEngine(budget_ms)
+def los(wins: int, games: int) -> float:
+    """Likelihood of superiority: P(a stronger than b) given the wins (no draws)."""
+    losses = games - wins
+    if games == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * games)))
+
+
+def elo(score: float) -> float:
+    """Elo difference that a score (0..1) stands for."""
+    score = min(max(score, 1e-6), 1 - 1e-6)
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+_JOB: dict[str, Any] = {}
+
+
+def _player(name: str) -> StatePlayer:
+    if name == "search":
+        engine = SearchEngine(**_JOB["search"])
+        return view_player(engine.choose)
+    if name == "ceiling":
+        return omniscient_player
+    return {
+        "expert": view_player(expert.choose),
+        "random": view_player(choose_random),
+        "greedy": view_player(greedy.choose),
+    }[name]
+
+
+def _pair(g: int) -> int:
+    """Play game pair ``g`` of the current job; returns the games won by player a."""
+    a, b = _player(_JOB["a"]), _player(_JOB["b"])
+    seed, fd = _JOB["seed"], g % 2
+    wins = int(play_game((a, b), seed, g, fd) == 0)
+    return wins + int(play_game((b, a), seed, g, fd) == 1)
+
+
+def match(
+    a: str, b: str, pairs: int, seed: int, workers: int, search: dict[str, Any]
+) -> tuple[int, int]:
+    """Play ``pairs`` duplicate game pairs a vs b over ``workers`` processes."""
+    _JOB.update(a=a, b=b, seed=seed, search=search)
+    if workers <= 1:
+        return sum(_pair(g) for g in range(pairs)), 2 * pairs
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        wins = sum(pool.map(_pair, range(pairs), chunksize=1))
+    return wins, 2 * pairs
+
+
+def head_to_head(
+    pairs: int,
+    search_pairs: int,
+    search: dict[str, Any],
+    seed: int,
+    workers: int,
+    only_search: bool,
+) -> None:
+    """Print the in-process match results (with LOS and Elo)."""
+    budget = search.get("budget_ms", DEFAULT_BUDGET_MS)
+    cap = search.get("max_samples")
+    label = f"search@{budget:g}ms" + (f"/{cap}" if cap else "")
     matches = [
-        ("expert", "random", view_player(expert.choose), view_player(choose_random), pairs),
-        ("expert", "greedy", view_player(expert.choose), view_player(greedy.choose), pairs),
-        ("ceiling", "expert", omniscient_player, view_player(expert.choose), pairs),
-        (
-            f"search@{budget_ms:g}ms",
-            "expert",
-            view_player(search.choose),
-            view_player(expert.choose),
-            search_pairs,
-        ),
+        ("expert", "random", pairs),
+        ("expert", "greedy", pairs),
+        ("ceiling", "expert", pairs),
+        ("search", "expert", search_pairs),
     ]
-    for name_a, name_b, a, b, n in matches:
+    if only_search:
+        matches = matches[-1:]
+    for name_a, name_b, n in matches:
         start = time.perf_counter()
-        wins, games = play_match(a, b, n, seed=seed)
+        wins, games = match(name_a, name_b, n, seed, workers, search)
         took = time.perf_counter() - start
+        score = wins / games
+        shown = label if name_a == "search" else name_a
         print(
-            f"{name_a} vs {name_b}: {wins}/{games} games won = {100 * wins / games:.1f} % "
-            f"({took:.0f} s)"
+            f"{shown} vs {name_b}: {wins}/{games} games won = {100 * score:.1f} %, "
+            f"LOS {100 * los(wins, games):.2f} %, Elo {elo(score):+.0f} ({took:.0f} s)",
+            flush=True,
         )
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    key, _, value = text.partition("=")
+    parsed: Any
+    if value in ("True", "False"):
+        parsed = value == "True"
+    else:
+        try:
+            parsed = int(value)
+        except ValueError:
+            parsed = float(value)
+    return key, parsed
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,11 +196,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--search-pairs", type=int, default=100)
     parser.add_argument("--search-budget-ms", type=float, default=20.0)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--workers", type=int, default=1, help="processes for the matches")
+    parser.add_argument("--only-search", action="store_true", help="only search vs expert")
+    parser.add_argument("--max-samples", type=int, help="search: samples per decision cap")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="search option"
+    )
     args = parser.parse_args(argv)
-    bench_solver(args.solves)
-    bench_decisions(args.budget_ms, args.games)
+    if not args.only_search:
+        bench_solver(args.solves)
+        bench_decisions(args.budget_ms, args.games)
     if args.h2h:
-        head_to_head(args.pairs, args.search_pairs, args.search_budget_ms, args.seed)
+        search: dict[str, Any] = {"budget_ms": args.search_budget_ms}
+        if args.max_samples:
+            search["max_samples"] = args.max_samples
+        search.update(_setting(t) for t in args.set)
+        head_to_head(
+            args.pairs, args.search_pairs, search, args.seed, args.workers, args.only_search
+        )
 
 
 if __name__ == "__main__":

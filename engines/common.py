@@ -123,6 +123,10 @@ class ViewInfo:
     last_ex_event: list[str] = field(default_factory=lambda: ["", ""])
     """Each seat's last exchange-phase decision: stand, propose, accept, refuse, ''."""
     legal: list[int] = field(default_factory=list)
+    plays: list[tuple[int, int]] = field(default_factory=list)
+    """Every card played this deal, in order, as ``(seat, card)``."""
+    king_scores: list[int] = field(default_factory=lambda: [0, 0])
+    """Points each seat scored this deal for the king (turned up or marked)."""
 
     @property
     def unseen(self) -> int:
@@ -158,12 +162,15 @@ def read_view(view: Observation) -> ViewInfo:
     last = ["", ""]
     proposals = 0
     deal_pts = [0, 0]
+    king_pts = [0, 0]
+    plays: list[tuple[int, int]] = []
     lead = -1
     lead_seat = -1
     for ev in view.events:
         if isinstance(ev, CardPlayed):
             c = Card.parse(ev.card)
             played[ev.seat] |= 1 << c
+            plays.append((ev.seat, int(c)))
             if lead < 0:
                 lead, lead_seat = int(c), ev.seat
             else:
@@ -183,6 +190,8 @@ def read_view(view: Observation) -> ViewInfo:
             last[ev.seat] = "refuse"
         elif isinstance(ev, Scored):
             deal_pts[ev.seat] += ev.points
+            if ev.reason in ("king_turned_up", "king_marked"):
+                king_pts[ev.seat] += ev.points
         elif isinstance(ev, Marked | DealStarted):
             pass
     hand = card_mask(view.hand)
@@ -211,6 +220,8 @@ def read_view(view: Observation) -> ViewInfo:
         taken=taken,
         last_ex_event=last,
         legal=[parse_action(a) for a in view.legal],
+        plays=plays,
+        king_scores=king_pts,
     )
 
 

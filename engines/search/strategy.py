@@ -40,13 +40,14 @@ answer in hand if time runs out before the first sample.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import time
 from collections.abc import Callable
 from typing import Final
 
-from arbiter.cards import KING, SUIT_MASKS, card_list
+from arbiter.cards import FULL_PACK, KING, SUIT_MASKS, card_list
 from arbiter.rules import (
     ACCEPT,
     DISCARD,
@@ -54,6 +55,7 @@ from arbiter.rules import (
     REFUSE,
     STAND,
     Phase,
+    Rules,
     State,
     format_action,
     new_game,
@@ -71,13 +73,21 @@ from engines.common import (
 from engines.expert.strategy import (
     JACK,
     QUEEN,
+    card_choice,
     choose_state,
     decide_info,
     refuses,
     stands,
 )
 
-__all__ = ["DEFAULT_BUDGET_MS", "SearchEngine", "SearchStats", "choose", "rollout_value"]
+__all__ = [
+    "DEFAULT_BUDGET_MS",
+    "SearchEngine",
+    "SearchStats",
+    "choose",
+    "rollout_value",
+    "win_probability",
+]
 
 DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
@@ -89,6 +99,107 @@ UNLIKELY: Final = 0.2
 """Acceptance of a sample whose hand contradicts the opponent's observed choice."""
 
 _PHASES: Final = {p.name.lower(): p for p in Phase}
+
+# How deals end between two expert players (24,000 simulated deals, default rules):
+# (king points to the non-dealer, king points to the dealer, trick points to the
+# non-dealer, trick points to the dealer, how many deals ended so).
+_DEAL_OUTCOMES: Final = (
+    (0, 0, 0, 1, 3908),
+    (0, 0, 0, 2, 713),
+    (0, 0, 1, 0, 4779),
+    (0, 0, 2, 0, 809),
+    (0, 1, 0, 1, 4208),
+    (0, 1, 0, 2, 1111),
+    (0, 1, 1, 0, 2633),
+    (0, 1, 2, 0, 285),
+    (1, 0, 0, 1, 1094),
+    (1, 0, 0, 2, 67),
+    (1, 0, 1, 0, 3235),
+    (1, 0, 2, 0, 1094),
+)
+
+
+@functools.cache
+def _win_table(target: int) -> dict[tuple[int, int, int], float]:
+    """P(win the game) for scores below ``target``: key (mine, his, 1 if I deal next)."""
+    total = float(sum(o[4] for o in _DEAL_OUTCOMES))
+    table: dict[tuple[int, int, int], float] = {}
+    # Every deal scores at least one trick point: fill by decreasing score sum.
+    for s in range(2 * target - 2, -1, -1):
+        for a in range(max(0, s - target + 1), min(s, target - 1) + 1):
+            b = s - a
+            for d in (0, 1):
+                v = 0.0
+                for knd, kd, tnd, td, count in _DEAL_OUTCOMES:
+                    ka, kb, ta, tb = (kd, knd, td, tnd) if d else (knd, kd, tnd, td)
+                    if a + ka >= target:
+                        x = 1.0
+                    elif b + kb >= target:
+                        x = 0.0
+                    elif a + ka + ta >= target:
+                        x = 1.0
+                    elif b + kb + tb >= target:
+                        x = 0.0
+                    else:
+                        x = table[(a + ka + ta, b + kb + tb, 1 - d)]
+                    v += count * x
+                table[(a, b, d)] = v / total
+    return table
+
+
+def win_probability(mine: int, his: int, i_deal: bool, target: int) -> float:
+    """Chance of winning the game from these scores, ``i_deal`` saying who deals next."""
+    if mine >= target:
+        return 1.0
+    if his >= target:
+        return 0.0
+    return _win_table(target)[(mine, his, int(i_deal))]
+
+
+def _outcome_value(
+    me: int,
+    dealer: int,
+    scores: list[int],
+    deal_so_far: list[int],
+    rules: Rules,
+    king: tuple[int, int],
+    tricks: tuple[int, int],
+) -> float:
+    """P(win the game) for ``me`` after the deal adds ``king`` then ``tricks`` points."""
+    opp = 1 - me
+    cap = rules.max_points_per_deal
+    target = rules.target
+    km, ko = king
+    tm, to = tricks
+    if cap is not None:
+        km = max(0, min(km, cap - deal_so_far[me]))
+        ko = max(0, min(ko, cap - deal_so_far[opp]))
+        tm = max(0, min(tm, cap - deal_so_far[me] - km))
+        to = max(0, min(to, cap - deal_so_far[opp] - ko))
+    if scores[me] + km >= target:
+        return 1.0
+    if scores[opp] + ko >= target:
+        return 0.0
+    return win_probability(scores[me] + km + tm, scores[opp] + ko + to, me != dealer, target)
+
+
+def _trick_values(info: ViewInfo, win: bool) -> list[float]:
+    """Value for this seat of ending the deal with 0..5 tricks."""
+    me = info.seat
+    if not win:
+        return trick_utilities(me, info.scores, info.vulnerable, info.deal_points, info.rules)
+    return [
+        _outcome_value(
+            me,
+            info.dealer,
+            info.scores,
+            info.deal_points,
+            info.rules,
+            (0, 0),
+            deal_points(t, info.vulnerable, me, info.rules),
+        )
+        for t in range(6)
+    ]
 
 
 class SearchStats:
@@ -126,13 +237,18 @@ def _keepers(hand: int, trump: int) -> int:
 class _Model:
     """The opponent model: how likely a full opponent hand is, given his choices."""
 
-    def __init__(self, info: ViewInfo) -> None:
+    def __init__(self, info: ViewInfo, play_eps: float, mark_eps: float) -> None:
         self.info = info
         opp = info.opp
         self.trump = info.trump
         # Scores when the exchange decisions were taken (before this deal's marks).
         self.my_score = info.scores[info.seat] - info.deal_points[info.seat]
         self.opp_score = info.scores[opp] - info.deal_points[opp]
+        if info.turnup & 7 == KING:
+            if info.dealer == info.seat:
+                self.my_score += info.king_scores[info.seat]
+            else:
+                self.opp_score += info.king_scores[opp]
         event = info.last_ex_event[opp]
         mine = info.last_ex_event[info.seat]
         self.kind = ""
@@ -148,6 +264,36 @@ class _Model:
         if self.kind == "proposed" and info.phase != "answer":
             # He proposed, was refused: his final hand is the one he proposed with.
             self.kept = 0
+        king = 1 << (info.trump * 8 + KING)
+        self.king = king
+        self.forced = 0
+        """Cards he must hold now (the king of trumps he marked)."""
+        if info.marked == opp and not info.played[opp] & king:
+            self.forced = king
+        # He let his deadline to mark the king pass: the expert would have marked it.
+        deadline_passed = (
+            info.played[opp] != 0
+            if info.rules.king_deadline == "own_first_card"
+            else bool(info.plays)
+        )
+        self.mark_eps = (
+            mark_eps
+            if deadline_passed and info.marked != opp and info.turnup & 7 != KING
+            else 1.0
+        )
+        self.play_eps = play_eps
+        self.plays: list[tuple[int, int, int, int]] = []
+        """His cards played: (card led by me or -1, his card, cards played before, his before)."""
+        if play_eps < 1.0:
+            before = 0
+            his_before = 0
+            lead = -1
+            for seat, card in info.plays:
+                if seat == opp:
+                    self.plays.append((lead, card, before, his_before))
+                    his_before |= 1 << card
+                lead = card if lead < 0 else -1
+                before |= 1 << card
 
     def weight(self, hand: int) -> float:
         """Probability of keeping a sample where the opponent's whole deal hand is ``hand``."""
@@ -169,6 +315,16 @@ class _Model:
             short = self.kept - _keepers(hand, t).bit_count()
             if short > 0:
                 w *= UNLIKELY**short
+        if self.mark_eps < 1.0 and hand & self.king:
+            w *= self.mark_eps
+        if self.plays:
+            must = info.rules.must_trump
+            up = ~(1 << info.turnup)
+            for lead, card, before, his_before in self.plays:
+                now = hand & ~his_before
+                unseen = FULL_PACK & ~now & up & ~before
+                if card_choice(now, lead, t, must, unseen) != card:
+                    w *= self.play_eps
         return w
 
 
@@ -201,14 +357,62 @@ def rollout_value(state: State, me: int, first: int) -> float:
     return _utility_after_exchanges(state, me)
 
 
+def _search_value(state: State, me: int, win: bool) -> float:
+    """Like :func:`_utility_after_exchanges`, valued as the chance of winning the game."""
+    if not win:
+        return _utility_after_exchanges(state, me)
+    bonus = [0, 0]
+    if not state.king_done:
+        king = 1 << (state.trump * 8 + KING)
+        for seat in (0, 1):
+            if state.hands[seat] & king:
+                bonus[seat] = 1
+    nd = 1 - state.dealer
+    lead_tricks = dd_lead(
+        state.hands[nd], state.hands[state.dealer], state.trump, state.rules.must_trump
+    )
+    mine = lead_tricks if me == nd else 5 - lead_tricks
+    return _outcome_value(
+        me,
+        state.dealer,
+        state.scores,
+        state.deal_points,
+        state.rules,
+        (bonus[me], bonus[1 - me]),
+        deal_points(mine, state.vulnerable, me, state.rules),
+    )
+
+
+def _rollout(state: State, me: int, first: int, win: bool) -> float:
+    """Apply ``first``, finish the exchanges with the expert for both, value the deal."""
+    state.apply(first)
+    phase = state.phase
+    while phase in (Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD):
+        state.apply(choose_state(state, state.to_act))
+        phase = state.phase
+    return _search_value(state, me, win)
+
+
 class SearchEngine:
-    """A determinising double-dummy searcher with a per-decision time budget."""
+    """A determinising double-dummy searcher with a per-decision time budget.
+
+    Work stops at the deadline (read from ``clock``) or after ``max_samples``
+    determinisations, whichever comes first: with a clock that never advances the
+    engine is deterministic for a seeded ``rng``.
+    """
 
     def __init__(
         self,
         budget_ms: float = DEFAULT_BUDGET_MS,
         search_exchanges: bool = True,
         clock: Callable[[], float] = time.perf_counter,
+        max_samples: int = MAX_SAMPLES,
+        *,
+        win_value: bool = True,
+        play_eps: float = 0.3,
+        mark_eps: float = 0.2,
+        exchange_margin: float = 0.0,
+        exchange_samples: int | None = None,
     ) -> None:
         self.clock = clock
         """Seconds, monotonic (tests pass a fake)."""
@@ -216,6 +420,18 @@ class SearchEngine:
         """Milliseconds allowed per decision (a request's ``time_ms`` can lower it)."""
         self.search_exchanges = search_exchanges
         """Whether exchange decisions are searched (else the expert's are taken)."""
+        self.max_samples = max_samples
+        """Most determinisations kept per card-play decision."""
+        self.exchange_samples = max_samples if exchange_samples is None else exchange_samples
+        """Most determinisations per exchange decision (each costs one rollout per action)."""
+        self.win_value = win_value
+        """Value outcomes as the chance of winning the game (else as deal points)."""
+        self.play_eps = play_eps
+        """Weight of a sample where the expert would have played another card than he did."""
+        self.mark_eps = mark_eps
+        """Weight of a sample giving him the king of trumps he did not mark."""
+        self.exchange_margin = exchange_margin
+        """Standard errors by which an exchange action must beat the expert's."""
         self.stats = SearchStats()
         """What the last decision did."""
 
@@ -231,7 +447,7 @@ class SearchEngine:
         return format_action(action)
 
     def decide(self, info: ViewInfo, rng: random.Random, deadline: float) -> int:
-        """The action for a digested view, working until ``deadline`` (perf_counter)."""
+        """The action for a digested view, working until ``deadline`` (on ``clock``)."""
         fallback = decide_info(info)
         if len(info.legal) == 1:
             return info.legal[0]
@@ -241,65 +457,62 @@ class SearchEngine:
             return self._exchange(info, rng, deadline, fallback)
         return fallback
 
-    # -- sampling -------------------------------------------------------------------
-
-    def _sample_hand(
-        self, info: ViewInfo, model: _Model, pool: list[int], k: int, rng: random.Random
-    ) -> int | None:
-        cards = rng.sample(pool, k)
-        hand = 0
-        for c in cards:
-            hand |= 1 << c
-        self.stats.tries += 1
-        w = model.weight(hand | info.played[info.opp])
-        if w < 1.0 and rng.random() >= w:
-            return None
-        return hand
+    def _model(self, info: ViewInfo) -> _Model:
+        return _Model(info, self.play_eps, self.mark_eps)
 
     # -- card play -------------------------------------------------------------------
 
     def _play(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
         me = info.seat
-        util = trick_utilities(me, info.scores, info.vulnerable, info.deal_points, info.rules)
-        k = info.opp_hand_size
-        pool_mask = info.unseen & ~info.opp_excluded
-        pool = list(card_list(pool_mask))
+        util = _trick_values(info, self.win_value)
+        model = self._model(info)
+        forced = model.forced
+        k = info.opp_hand_size - forced.bit_count()
+        pool = list(card_list(info.unseen & ~info.opp_excluded & ~forced))
         if len(pool) < k:  # the exclusions contradict each other: trust only the unseen
-            pool = list(card_list(info.unseen))
-        model = _Model(info)
+            pool = list(card_list(info.unseen & ~forced))
         totals = dict.fromkeys(info.legal, 0.0)
         base = info.tricks[me]
         trump, must = info.trump, info.rules.must_trump
+        played = info.played[info.opp]
+        stats = self.stats
+        limit = self.max_samples
+        clock = self.clock
         n = 0
         tries = 0
-        while n < MAX_SAMPLES and tries < 20 * MAX_SAMPLES:
-            if self.clock() >= deadline:
+        while n < limit and tries < 20 * limit:
+            if clock() >= deadline:
                 break
             tries += 1
-            opp = self._sample_hand(info, model, pool, k, rng)
-            if opp is None:
+            opp = forced
+            for c in rng.sample(pool, k):
+                opp |= 1 << c
+            w = model.weight(opp | played)
+            if w < 1.0 and rng.random() >= w:
                 continue
             values = dd_card_tricks(info.hand, opp, info.lead, trump, must)
             for c, t in values.items():
                 totals[c] += util[base + t]
             n += 1
-        self.stats.samples = n
-        self.stats.candidates = len(totals)
+        stats.tries = tries
+        stats.samples = n
+        stats.candidates = len(totals)
         if n == 0:
             return fallback
         best = max(totals.values())
+        eps = 1e-9 * max(1.0, abs(best))
         # Among equal averages prefer the expert's card, then the cheapest.
-        if totals.get(fallback, -math.inf) >= best - 1e-9:
+        if totals.get(fallback, -math.inf) >= best - eps:
             return fallback
-        return min((c for c, v in totals.items() if v >= best - 1e-9), key=lambda c: c & 7)
+        return min((c for c, v in totals.items() if v >= best - eps), key=lambda c: c & 7)
 
     # -- exchanges -------------------------------------------------------------------
 
     def _candidates(self, info: ViewInfo, fallback: int) -> list[int]:
         if info.phase == "propose":
-            return [STAND, PROPOSE]
+            return [STAND, PROPOSE] if fallback == STAND else [PROPOSE, STAND]
         if info.phase == "answer":
-            return [ACCEPT, REFUSE]
+            return [ACCEPT, REFUSE] if fallback == ACCEPT else [REFUSE, ACCEPT]
         # Discard: the expert's choice and "keep the best k" for every allowed k.
         legal = set(info.legal)
         trump = info.trump
@@ -323,18 +536,21 @@ class SearchEngine:
             return cands[0]
         me, opp = info.seat, info.opp
         unseen = list(card_list(info.unseen))
-        model = _Model(info)
+        model = self._model(info)
         template = _template(info)
         stock_n = info.stock
-        sums = [0.0] * len(cands)
-        diffs: list[list[float]] = [[] for _ in cands]
+        win = self.win_value
+        m = len(cands)
+        sums = [0.0] * m
+        sq = [0.0] * m
+        limit = self.exchange_samples
+        clock = self.clock
         n = 0
         tries = 0
-        while n < MAX_SAMPLES and tries < 20 * MAX_SAMPLES:
-            if self.clock() >= deadline:
+        while n < limit and tries < 20 * limit:
+            if clock() >= deadline:
                 break
             tries += 1
-            self.stats.tries += 1
             rng.shuffle(unseen)
             hand = 0
             for c in unseen[:5]:
@@ -349,26 +565,26 @@ class SearchEngine:
                 s = template.clone()
                 s.deck = deck
                 s.hands[opp] = hand
-                values.append(rollout_value(s, me, a))
-                if self.clock() >= deadline and len(values) < len(cands):
+                values.append(_rollout(s, me, a, win))
+                if len(values) < m and clock() >= deadline:
                     break
-            if len(values) < len(cands):
+            if len(values) < m:
                 break
+            v0 = values[0]
             for i, v in enumerate(values):
                 sums[i] += v
-                diffs[i].append(v - values[0])
+                sq[i] += (v - v0) ** 2
             n += 1
+        self.stats.tries = tries
         self.stats.samples = n
         if n < 2:
             return fallback
         best_i = 0
         best_gain = 0.0
-        for i in range(1, len(cands)):
-            d = diffs[i]
-            mean = sum(d) / n
-            var = sum((x - mean) ** 2 for x in d) / (n - 1)
-            se = math.sqrt(var / n)
-            gain = mean - se
+        for i in range(1, m):
+            mean = (sums[i] - sums[0]) / n
+            var = max(0.0, sq[i] / n - mean * mean) * n / (n - 1)
+            gain = mean - self.exchange_margin * math.sqrt(var / n)
             if mean > 0 and gain > best_gain:
                 best_i, best_gain = i, gain
         return cands[best_i]
