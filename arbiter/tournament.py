@@ -91,7 +91,11 @@ class Progress:
         left = self.total - self.done
         eta = left / rate if rate > 0 else math.inf
         leader = ""
-        if self.points:
+        if len(self.points) == 2:
+            # A match: show the running score.
+            (a, pa), (b, pb) = self.points.items()
+            leader = f"  score {a} {pa:g} - {pb:g} {b}"
+        elif self.points:
             name = max(self.points, key=lambda n: (self.points[n] / self.games_of[n], n))
             leader = f"  leader {name} {100 * self.points[name] / self.games_of[name]:.0f}%"
         eta_text = "?" if math.isinf(eta) else f"{eta:.0f}s"

@@ -27,7 +27,7 @@ from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
 from engines import common
 from engines.ceiling import omniscient_player
-from engines.common import StatePlayer, choose_random, dd_lead, play_game, play_match, view_player
+from engines.common import StatePlayer, choose_random, dd_lead, play_game, view_player
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
 from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
