@@ -238,6 +238,13 @@ def _check(config: TournamentConfig, source: str) -> None:
                 f"{source}: $.engines[{i}]: engine {e.name!r} has no command and is not a "
                 f"bundled engine ({', '.join(BUNDLED_ENGINES)})"
             )
+        for key, value in e.options.items():
+            if not isinstance(value, str | int | float | bool | None):
+                raise ConfigError(
+                    f"{source}: $.engines[{i}].options.{key}: options are passed to the bot "
+                    f"in its hello and must be plain values (string, number, boolean, null), "
+                    f"not {type(value).__name__}"
+                )
         if e.command is not None and not (
             e.command if isinstance(e.command, list) else e.command.strip()
         ):
