@@ -86,6 +86,11 @@ BAD_CASES = [
     ("not-a-mapping", "- a\n- b\n", "the config must be a mapping"),
     ("invalid-yaml", "engines: [\n", "not valid YAML"),
     (
+        "nested-option",
+        "engines:\n  - name: random\n    options: {a: {b: 1}}\n  - name: greedy\n",
+        "$.engines[0].options.a: options are passed to the bot in its hello",
+    ),
+    (
         "empty-command",
         "engines:\n  - name: a\n    command: '  '\n  - name: random\n",
         "$.engines[0].command: empty command",
