@@ -353,6 +353,13 @@ class Bot:
         """
         return await self._exchange(None, deadline, reply=True)
 
+    async def send_many(self, lines: list[bytes], *, deadline: float) -> None:
+        """Send several lines in one write (notices), before the trio-clock ``deadline``."""
+        if any(b"\n" in line for line in lines):
+            raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
+        # One joined payload: each line still ends in "\n" once written.
+        await self._exchange(b"\n".join(lines), deadline, reply=False, checked=True)
+
     async def send_farewell(self, line: bytes, *, timeout: float = 0.5) -> bool:
         """Best effort: write a last line (a forfeit notice) even to a faulted bot.
 
@@ -407,9 +414,11 @@ class Bot:
         self._fault = fault
         return fault
 
-    async def _exchange(self, line: bytes | None, deadline: float, *, reply: bool) -> bytes:
+    async def _exchange(
+        self, line: bytes | None, deadline: float, *, reply: bool, checked: bool = False
+    ) -> bytes:
         """Send ``line`` (if given), then read one line (if ``reply``), by ``deadline``."""
-        if line is not None and b"\n" in line:
+        if line is not None and not checked and b"\n" in line:
             raise ArbiterError(f"line for bot {self.name!r} contains a newline: {line[:80]!r}")
         self._check_usable()
         self._busy = True
@@ -458,7 +467,8 @@ class Bot:
         except trio.BrokenResourceError:
             raise await self._gone_fault("stdin") from None
         if self._transcript is not None:
-            self._transcript(Direction.TO_BOT, line)
+            for part in line.split(b"\n"):
+                self._transcript(Direction.TO_BOT, part)
 
     async def _read_line(self) -> bytes:
         buffer = self._buffer

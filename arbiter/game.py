@@ -285,34 +285,40 @@ async def play_game(
             ref.forfeit(seat, reason, detail)
 
     while True:
-        for seat, msg in ref.notices():
-            if seat == 0 and isinstance(msg, DealNotice):
-                deck = ref.decks[msg.deal - 1]
-                deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
-            elif seat == 0 and isinstance(msg, DealEnd):
-                d = deals[-1]
-                finished.append(
-                    DealRecord(
-                        number=d.number,
-                        dealer=d.dealer,
-                        deck=d.deck,
-                        actions=d.actions,
-                        tricks=msg.tricks,
-                        points=msg.points,
+        # Until the outbox is empty: a fault found while sending queues more notices
+        # (the forfeit's game_end for the other bot).
+        while batch := ref.notices():
+            outgoing: tuple[list[bytes], list[bytes]] = ([], [])
+            for seat, msg in batch:
+                if seat == 0 and isinstance(msg, DealNotice):
+                    deck = ref.decks[msg.deal - 1]
+                    deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
+                elif seat == 0 and isinstance(msg, DealEnd):
+                    d = deals[-1]
+                    finished.append(
+                        DealRecord(
+                            number=d.number,
+                            dealer=d.dealer,
+                            deck=d.deck,
+                            actions=d.actions,
+                            tricks=msg.tricks,
+                            points=msg.points,
+                        )
                     )
-                )
-            bot = sessions[seat].bot
-            if substitute[seat] or bot is None or bot.fault is not None:
-                continue
-            if isinstance(msg, Forfeit):
-                continue  # told by the session just before it is stopped, below
-            try:
-                await bot.send(
-                    encode(msg).rstrip(b"\n"), deadline=trio.current_time() + NOTICE_TIMEOUT
-                )
-            except BotFault as exc:
-                if not ref.over:
-                    charge(seat, exc, exc.line)
+                if not isinstance(msg, Forfeit):  # told just before the bot is stopped
+                    outgoing[seat].append(encode(msg).rstrip(b"\n"))
+            # Each seat's notices go out in one write: one syscall, one checkpoint.
+            for seat in (0, 1):
+                bot = sessions[seat].bot
+                if not outgoing[seat] or substitute[seat] or bot is None or bot.fault:
+                    continue
+                try:
+                    await bot.send_many(
+                        outgoing[seat], deadline=trio.current_time() + NOTICE_TIMEOUT
+                    )
+                except BotFault as exc:
+                    if not ref.over:
+                        charge(seat, exc, exc.line)
         pending = ref.request()
         if pending is None:
             break
