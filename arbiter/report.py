@@ -146,6 +146,17 @@ class Report:
                 )
             if h.incomplete_pairs:
                 out.append(f"  incomplete pairs (left out of pair figures): {h.incomplete_pairs}")
+        ratios = [
+            (h.pairs, h.games_needed_ratio) for h, _ in self.h2h if h.games_needed_ratio is not None
+        ]
+        total = sum(n for n, _ in ratios)
+        if total:
+            pooled = sum(n * r for n, r in ratios) / total
+            out.append(
+                f"over all pairings ({total} pairs): duplicate pairs need {100 * pooled:.0f}% of "
+                f"the games single games need for the same interval width "
+                f"({100 * (1 - pooled):.0f}% fewer)"
+            )
         return "\n".join(out) + "\n"
 
     def faults_text(self) -> str:

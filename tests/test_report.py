@@ -1,0 +1,74 @@
+"""Report tables and standings.json built from records."""
+
+from __future__ import annotations
+
+from arbiter.record import DealRecord, GameRecord, Termination
+from arbiter.report import build_report, outcome_of, pgn_of
+from arbiter.rules import make_rules
+
+
+def _record(
+    gid: int,
+    engines: list[str],
+    winner: int,
+    pair: str | None,
+    reason: str = "normal",
+    offender: int | None = None,
+) -> GameRecord:
+    scores = [5, 2] if winner == 0 else [2, 5]
+    deal = DealRecord(
+        number=1, dealer=0, deck=[], actions=[], tricks=[3, 2], points=[scores[0], scores[1]]
+    )
+    return GameRecord(
+        game_id=gid,
+        engines=engines,
+        pair_id=pair,
+        deal_set=gid // 2,
+        seed=1,
+        first_dealer=0,
+        rules=make_rules(),
+        deals=[deal],
+        scores=scores,
+        winner=winner,
+        termination=Termination(reason=reason, offender=offender),  # type: ignore[arg-type]
+    )
+
+
+RECORDS = [
+    _record(0, ["a", "b"], 0, "p0"),
+    _record(1, ["b", "a"], 1, "p0"),
+    _record(2, ["a", "b"], 0, "p1"),
+    _record(3, ["b", "a"], 0, "p1"),
+    _record(4, ["a", "c"], 0, "p2"),
+    _record(5, ["c", "a"], 0, "p2", "timeout", 1),
+    _record(6, ["b", "c"], 1, "p3"),
+    _record(7, ["c", "b"], 0, "p3"),
+]
+
+
+def test_outcome_of_record() -> None:
+    o = outcome_of(RECORDS[5])
+    assert o.engines == ("c", "a") and o.winner == 0 and o.fault == "timeout"
+    assert o.offender == 1 and o.deal_margins == (3,) and o.pair_id == "p2"
+
+
+def test_report_tables_and_json() -> None:
+    report = build_report(RECORDS, seed=1)
+    text = report.text()
+    for heading in ("== standings", "== crosstable", "== head to head"):
+        assert heading in text
+    assert "a vs b: 4 games, +3 -1 (75.0%)" in text
+    assert "pairs: 2 (won 1, split 1, lost 0)" in text
+    assert "faults (each one a forfeited game, counted as a loss):\n  a: timeout 1" in text
+    data = report.to_json()
+    assert data["games"] == 8 and data["engines"] == ["a", "b", "c"]
+    assert {row["engine"] for row in data["ratings"]} == {"a", "b", "c"}
+    assert data["faults"]["a"] == {"timeout": 1}
+    h = next(x for x in data["head_to_head"] if x["engines"] == ["a", "b"])
+    assert h["pairs"] == {"won": 1, "split": 1, "lost": 0}
+
+
+def test_pgn_headers() -> None:
+    pgn = pgn_of(RECORDS[:2])
+    assert pgn.count('[Result "1-0"]') == 1 and pgn.count('[Result "0-1"]') == 1
+    assert '[White "b"]' in pgn and '[Termination "normal"]' in pgn
