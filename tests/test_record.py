@@ -1,0 +1,93 @@
+"""Game records re-referee from their content alone; tampering is caught."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from arbiter.cards import CARDS
+from arbiter.record import ActionRecord, DealRecord, GameRecord, RecordError, Termination, rereferee
+from arbiter.rules import Phase, deck_for, format_action, make_rules, new_game
+
+
+def _random_record(seed: int) -> GameRecord:
+    rules = make_rules()
+    st = new_game(rules, 0)
+    rng = random.Random(seed)
+    deals: list[DealRecord] = []
+    actions: list[ActionRecord] = []
+    deck: list[str] = []
+    dealer = 0
+    before = [0, 0]
+
+    def close() -> None:
+        deals.append(
+            DealRecord(
+                number=len(deals) + 1,
+                dealer=dealer,
+                deck=deck,
+                actions=list(actions),
+                tricks=list(st.tricks),
+                points=[st.scores[0] - before[0], st.scores[1] - before[1]],
+            )
+        )
+
+    while not st.is_over():
+        if st.phase == Phase.DEAL:
+            if deck:
+                close()
+            before = st.scores[:]
+            dealer = st.dealer
+            d = deck_for(seed, 0, st.deal_number + 1)
+            deck = [str(CARDS[c]) for c in d]
+            actions = []
+            st.deal(d)
+            continue
+        seat = st.to_act
+        a = rng.choice(st.legal_actions())
+        actions.append(ActionRecord(seat, format_action(a), 1.5))
+        st.apply(a)
+    close()
+    return GameRecord(
+        game_id=0,
+        engines=["x", "y"],
+        pair_id=None,
+        deal_set=0,
+        seed=seed,
+        first_dealer=0,
+        rules=rules,
+        deals=deals,
+        scores=st.scores,
+        winner=st.winner,
+        termination=Termination(reason="normal"),
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_record_replays_and_survives_json(seed: int) -> None:
+    rec = _random_record(seed)
+    again = msgspec.json.decode(msgspec.json.encode(rec), type=GameRecord)
+    assert again == rec
+    st = rereferee(again)
+    assert st.scores == rec.scores and st.winner == rec.winner
+
+
+def test_tampered_action_is_caught() -> None:
+    rec = _random_record(1)
+    first = rec.deals[0]
+    bad = ActionRecord(1 - first.actions[0].seat, first.actions[0].action, 0.0)
+    deals = [msgspec.structs.replace(first, actions=[bad, *first.actions[1:]]), *rec.deals[1:]]
+    with pytest.raises(RecordError, match="deal 1, action 1"):
+        rereferee(msgspec.structs.replace(rec, deals=deals))
+
+
+def test_tampered_points_and_result_are_caught() -> None:
+    rec = _random_record(2)
+    d0 = rec.deals[0]
+    deals = [msgspec.structs.replace(d0, points=[d0.points[0] + 1, d0.points[1]]), *rec.deals[1:]]
+    with pytest.raises(RecordError, match="deal 1: points"):
+        rereferee(msgspec.structs.replace(rec, deals=deals))
+    with pytest.raises(RecordError, match="final scores"):
+        rereferee(msgspec.structs.replace(rec, winner=1 - rec.winner))
