@@ -37,6 +37,7 @@ from arbiter.record import (
     EngineInfo,
     GameRecord,
     Termination,
+    TerminationReason,
 )
 from arbiter.referee import BadReply, Referee, seeded_decks
 from arbiter.rules import Rules
@@ -55,7 +56,7 @@ from protocol.messages import (
 from protocol.messages import Deal as DealNotice
 from protocol.messages import FaultReason as WireReason
 
-__all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game"]
+__all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
 
 NOTICE_TIMEOUT = 5.0
 """Seconds a bot has to take in a notice (it should read stdin promptly)."""
@@ -247,7 +248,16 @@ async def play_game(
         try:
             await sessions[seat].ensure_started()
         except BotFault as fault:
-            return _unplayed(spec, sessions, seat, fault, started, t0)
+            return unplayed_record(
+                spec,
+                seat,
+                fault.reason.value,
+                fault.detail,
+                line=fault.line,
+                info=[sessions[0].info, sessions[1].info],
+                started=started,
+                seconds=round(time.monotonic() - t0, 3),
+            )
 
     ref = Referee(
         rules=spec.rules,
@@ -402,15 +412,18 @@ def _reason_detail(exc: BotFault | BadReply | ProtocolError) -> tuple[WireReason
     return "invalid_message", str(exc)
 
 
-def _unplayed(
+def unplayed_record(
     spec: GameSpec,
-    sessions: tuple[BotSession, BotSession],
-    seat: int,
-    fault: BotFault,
-    started: str,
-    t0: float,
+    offender: int,
+    reason: TerminationReason,
+    detail: str,
+    *,
+    line: bytes | None = None,
+    info: list[EngineInfo] | None = None,
+    started: str = "",
+    seconds: float = 0.0,
 ) -> GameRecord:
-    """The record of a game lost before it began (start-up or handshake fault)."""
+    """The record of a game lost by ``offender`` before it began (no deal was played)."""
     return GameRecord(
         game_id=spec.game_id,
         engines=list(spec.engines),
@@ -421,14 +434,11 @@ def _unplayed(
         rules=spec.rules,
         deals=[],
         scores=[0, 0],
-        winner=1 - seat,
+        winner=1 - offender,
         termination=Termination(
-            reason=fault.reason.value,
-            offender=seat,
-            detail=fault.detail,
-            line=_line_text(fault.line),
+            reason=reason, offender=offender, detail=detail, line=_line_text(line)
         ),
-        info=[sessions[0].info, sessions[1].info],
+        info=info or [],
         started=started,
-        seconds=round(time.monotonic() - t0, 3),
+        seconds=seconds,
     )

@@ -33,9 +33,9 @@ import trio
 from arbiter.bot import BotCommand
 from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
-from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import Journal, read_journal
-from arbiter.record import GameRecord, Termination
+from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
 __all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
@@ -158,24 +158,6 @@ def _same_run(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return [k for k in keys if a.get(k) != b.get(k)]
 
 
-def _forfeit_record(
-    game: ScheduledGame, config: TournamentConfig, offender: int, reason: str, detail: str
-) -> GameRecord:
-    return GameRecord(
-        game_id=game.game_id,
-        engines=list(game.engines),
-        pair_id=game.pair_id,
-        deal_set=game.deal_set,
-        seed=config.seed,
-        first_dealer=game.first_dealer,
-        rules=config.resolved_rules(),
-        deals=[],
-        scores=[0, 0],
-        winner=1 - offender,
-        termination=Termination(reason=reason, offender=offender, detail=detail),  # type: ignore[arg-type]
-    )
-
-
 async def run_tournament(
     config: TournamentConfig,
     *,
@@ -276,17 +258,30 @@ async def run_tournament(
         if stop_when is not None and stop_when(sorted(records.values(), key=lambda r: r.game_id)):
             stopping = True
 
+    def spec_of(game: ScheduledGame) -> GameSpec:
+        return GameSpec(
+            game_id=game.game_id,
+            engines=game.engines,
+            rules=rules,
+            seed=config.seed,
+            deal_set=game.deal_set,
+            first_dealer=game.first_dealer,
+            pair_id=game.pair_id,
+            match=f"{game.pairing[0]}~{game.pairing[1]}",
+            time=time_settings,
+            fault_policy=config.faults.policy,
+        )
+
     def skip_reason(game: ScheduledGame) -> GameRecord | None:
+        """A forfeit record for a game that must not be played, else None."""
         for seat, name in enumerate(game.engines):
             if name in withdrawn:
-                return _forfeit_record(
-                    game, config, seat, "withdrawn", f"{name} was withdrawn after repeated faults"
-                )
+                detail = f"{name} was withdrawn after repeated faults"
+                return unplayed_record(spec_of(game), seat, "withdrawn", detail)
         for seat, name in enumerate(game.engines):
             if (name, game.engines[1 - seat]) in match_forfeits:
-                return _forfeit_record(
-                    game, config, seat, "match_forfeit", f"{name} forfeited the match after a fault"
-                )
+                detail = f"{name} forfeited the match after a fault"
+                return unplayed_record(spec_of(game), seat, "match_forfeit", detail)
         return None
 
     async def worker() -> None:
@@ -318,18 +313,7 @@ async def run_tournament(
                                 handshake_ms=tc.handshake_ms,
                             )
                         pair.append(sessions[name])
-                    spec = GameSpec(
-                        game_id=game.game_id,
-                        engines=game.engines,
-                        rules=rules,
-                        seed=config.seed,
-                        deal_set=game.deal_set,
-                        first_dealer=game.first_dealer,
-                        pair_id=game.pair_id,
-                        match=f"{game.pairing[0]}~{game.pairing[1]}",
-                        time=time_settings,
-                        fault_policy=config.faults.policy,
-                    )
+                    spec = spec_of(game)
                     rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
                     finish(rec)
             finally:

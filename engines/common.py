@@ -60,7 +60,9 @@ __all__ = [
     "ViewInfo",
     "card_mask",
     "choose_random",
+    "dd_at_least",
     "dd_card_tricks",
+    "dd_class",
     "dd_lead",
     "deal_points",
     "game_utility",
@@ -312,6 +314,78 @@ def _lead(a: int, b: int, trump: int, must_trump: bool, memo: dict[int, int]) ->
                 break
     memo[key] = best
     return best
+
+
+_BOOL_MEMOS: dict[tuple[int, bool], dict[int, bool]] = {}
+
+
+def dd_at_least(a: int, b: int, need: int, trump: int, must_trump: bool = True) -> bool:
+    """Whether the player on lead with hand ``a`` makes at least ``need`` tricks against ``b``.
+
+    The same game as :func:`dd_lead`, searched for a yes or no: much faster when only
+    a threshold matters (the point at three tricks, the vole at five).
+    """
+    key = (trump, must_trump)
+    memo = _BOOL_MEMOS.get(key)
+    if memo is None or len(memo) > _MEMO_LIMIT:
+        memo = _BOOL_MEMOS[key] = {}
+    return _wins(a, b, need, trump, must_trump, memo)
+
+
+def _wins(a: int, b: int, need: int, trump: int, must_trump: bool, memo: dict[int, bool]) -> bool:
+    if need <= 0:
+        return True
+    n = a.bit_count()
+    if need > n:
+        return False
+    key = (a << 32 | b) << 3 | need
+    v = memo.get(key)
+    if v is not None:
+        return v
+    if n == 1:
+        c = a.bit_length() - 1
+        r = b.bit_length() - 1
+        if r >> 3 == c >> 3:
+            v = r < c
+        else:
+            v = r >> 3 != trump
+        memo[key] = v
+        return v
+    tmask = SUIT_MASKS[trump]
+    res = False
+    for c in reversed(card_list(a)):
+        a2 = a & ~(1 << c)
+        cs = c >> 3
+        same = b & SUIT_MASKS[cs]
+        if same:
+            higher = same & _ABOVE[c]
+            replies = higher or same
+        elif must_trump and b & tmask:
+            replies = b & tmask
+        else:
+            replies = b
+        ok = True
+        for r in card_list(replies):
+            b2 = b & ~(1 << r)
+            if (r > c) if r >> 3 == cs else (r >> 3 == trump):
+                if _wins(b2, a2, n - need, trump, must_trump, memo):
+                    ok = False
+                    break
+            elif not _wins(a2, b2, need - 1, trump, must_trump, memo):
+                ok = False
+                break
+        if ok:
+            res = True
+            break
+    memo[key] = res
+    return res
+
+
+def dd_class(a: int, b: int, trump: int, must_trump: bool = True) -> int:
+    """:func:`dd_lead` up to what scoring can tell apart: 0, 1 (1-2), 3 (3-4) or 5 tricks."""
+    if dd_at_least(a, b, 3, trump, must_trump):
+        return 5 if dd_at_least(a, b, 5, trump, must_trump) else 3
+    return 1 if dd_at_least(a, b, 1, trump, must_trump) else 0
 
 
 def dd_card_tricks(

@@ -64,6 +64,7 @@ from arbiter.view import Observation
 from engines.common import (
     ViewInfo,
     dd_card_tricks,
+    dd_class,
     dd_lead,
     deal_points,
     game_utility,
@@ -277,9 +278,7 @@ class _Model:
             else bool(info.plays)
         )
         self.mark_eps = (
-            mark_eps
-            if deadline_passed and info.marked != opp and info.turnup & 7 != KING
-            else 1.0
+            mark_eps if deadline_passed and info.marked != opp and info.turnup & 7 != KING else 1.0
         )
         self.play_eps = play_eps
         self.plays: list[tuple[int, int, int, int]] = []
@@ -359,8 +358,6 @@ def rollout_value(state: State, me: int, first: int) -> float:
 
 def _search_value(state: State, me: int, win: bool) -> float:
     """Like :func:`_utility_after_exchanges`, valued as the chance of winning the game."""
-    if not win:
-        return _utility_after_exchanges(state, me)
     bonus = [0, 0]
     if not state.king_done:
         king = 1 << (state.trump * 8 + KING)
@@ -368,10 +365,14 @@ def _search_value(state: State, me: int, win: bool) -> float:
             if state.hands[seat] & king:
                 bonus[seat] = 1
     nd = 1 - state.dealer
-    lead_tricks = dd_lead(
+    lead_tricks = dd_class(
         state.hands[nd], state.hands[state.dealer], state.trump, state.rules.must_trump
     )
     mine = lead_tricks if me == nd else 5 - lead_tricks
+    points = deal_points(mine, state.vulnerable, me, state.rules)
+    if not win:
+        gained = (points[0] + bonus[me], points[1] + bonus[1 - me])
+        return game_utility(me, gained, state.scores, state.deal_points, state.rules)
     return _outcome_value(
         me,
         state.dealer,
@@ -379,7 +380,7 @@ def _search_value(state: State, me: int, win: bool) -> float:
         state.deal_points,
         state.rules,
         (bonus[me], bonus[1 - me]),
-        deal_points(mine, state.vulnerable, me, state.rules),
+        points,
     )
 
 
