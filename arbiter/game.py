@@ -59,7 +59,9 @@ from protocol.messages import FaultReason as WireReason
 __all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
 
 NOTICE_TIMEOUT = 5.0
-"""Seconds a bot has to take in a notice (it should read stdin promptly)."""
+"""Seconds a bot has to take in a batch of notices (it should read stdin promptly)."""
+QUIT_GRACE = 2.0
+"""Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
 PROTOCOL_VERSION = 1
 
 FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
@@ -130,7 +132,14 @@ class BotSession:
         done = trio.Event()
         release = trio.Event()
         self._release, self._done = release, done
-        bot: Bot = await self.nursery.start(self._hold, release, done)
+        try:
+            bot: Bot = await self.nursery.start(self._hold, release, done)
+        except BaseExceptionGroup as group:
+            # nursery.start may wrap the holder's early failure in a group.
+            fault = group.subgroup(BotFault)
+            if fault is not None and len(fault.exceptions) == 1:
+                raise fault.exceptions[0] from None
+            raise
         self.bot = bot
         try:
             await self._handshake(bot)
@@ -142,6 +151,7 @@ class BotSession:
     async def _hold(
         self, release: trio.Event, done: trio.Event, *, task_status: Any = trio.TASK_STATUS_IGNORED
     ) -> None:
+        started = False
         try:
             async with open_bot(
                 self.command,
@@ -149,11 +159,15 @@ class BotSession:
                 log_path=self.log_path,
                 limits=self.limits,
                 quit_line=_QUIT_LINE,
+                grace=QUIT_GRACE,
             ) as bot:
                 task_status.started(bot)
+                started = True
                 await release.wait()
         except BotFault:
-            pass  # a fault while stopping: the process is reaped all the same
+            if not started:
+                raise  # FailedToStart: reaches ensure_started through nursery.start
+            # A fault while stopping: the process is reaped all the same.
         finally:
             done.set()
 

@@ -575,3 +575,18 @@ async def test_tournament_restarts_then_withdraws_a_faulting_bot(tmp_path: Path)
     journal = (tmp_path / "out" / "games.jsonl").read_bytes().splitlines()
     assert [msgspec.json.decode(line, type=GameRecord) for line in journal] == records
     assert tagged_processes(tag) == []
+
+
+async def test_missing_executable_forfeits_the_game_without_crashing(tmp_path: Path) -> None:
+    """A bot that cannot start loses its game as failed_to_start; the arbiter carries on."""
+    async with trio.open_nursery() as nursery:
+        missing = BotSession("missing", BotCommand([str(tmp_path / "no-such-bot")]), nursery)
+        rnd = BotSession(
+            "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
+        )
+        rec = await play_game(
+            GameSpec(0, ("missing", "random"), make_rules(), 1, 0, 0), (missing, rnd)
+        )
+        await rnd.stop()
+    assert rec.termination.reason == "failed_to_start" and rec.termination.offender == 0
+    assert rec.winner == 1 and rec.deals == []

@@ -10,32 +10,40 @@ played) so that they agree with everything observed:
   led, or did not trump) is never given to him;
 - soft evidence weights the sample by rejection: each sample is kept with the
   probability that the opponent, playing like the expert engine, would have done what
-  he did with that hand.  A player who stood or refused is expected to hold a hand the
-  expert would have stood or refused with; one who proposed (and was refused), one
-  that the expert would have proposed with; one who took ``n`` cards kept ``5 - n``
-  good cards (trumps, kings and their queens), so his hand holds at least that many.
-  A sample that contradicts the model is kept with a small probability, not never:
-  the opponent is not the expert.
+  he did with that hand ("policy inference", soft: the opponent is not the expert).
+  A player who stood or refused is expected to hold a hand the expert would have
+  stood or refused with; one who proposed (and was refused), one that the expert would
+  have proposed with; one who took ``n`` cards kept ``5 - n`` good cards (trumps, kings
+  and their queens), so his hand holds at least that many; a king of trumps he marked
+  is in his hand for sure, one he let pass unmarked probably is not; and every card he
+  played is checked against the card the expert would have played from that hand.  A
+  sample that contradicts the model is kept with a small probability, not never.
+
+Values.  A finished deal is valued as the chance of winning the *game* from the new
+scores (:func:`win_probability`: a table computed once from how deals end between two
+expert players, the dealer alternating), so the target, vulnerability, the vole and
+the king's point all count for what they are worth at this score.
 
 Card play.  For each sample the rest of the deal is solved exactly
 (:func:`engines.common.dd_card_tricks`, a memoised minimax on bit sets): every legal
 card gets the final trick count it leads to against a perfect opponent, turned into
-the deal's value for us (points, vulnerability, vole and the game target, see
-:func:`engines.common.trick_utilities`).  The card with the best average wins.
+the deal's value for us.  The card with the best average wins.
 
 Exchange decisions (stand/propose, accept/refuse, the discard).  Each candidate is
 played out on the same samples (common random numbers): the exchange phase is
 finished with the expert policy for both seats on a real :class:`arbiter.rules.State`
 holding the sampled cards and stock, the king of trumps is marked by its holder, and
-the play is solved double-dummy.  The expert's own choice is kept unless another
-candidate beats it on the paired samples by more than its standard error (a handful
-of noisy samples should not overturn the classic judgement).  The mark is the
-expert's.
+the play is solved double-dummy up to what the score can tell apart
+(:func:`engines.common.dd_class`: no trick, one or two, three or four, the vole).  The
+best mean wins; ``exchange_margin`` can demand it beat the expert's choice by that
+many standard errors of the paired difference.  The mark is the expert's.
 
 Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`); a request's
 ``time_ms`` lowers it.  The engine works to a deadline of 75 % of the budget minus a
-fixed margin, checks the clock after every sample, and always has the expert's
-answer in hand if time runs out before the first sample.
+fixed margin, checks the clock after every sample (and every rollout), and always has
+the expert's answer in hand if time runs out before the first sample.  ``max_samples``
+and ``exchange_samples`` bound the work by count; with a clock that never advances
+the engine is deterministic (tests use that).
 """
 
 from __future__ import annotations
@@ -94,8 +102,11 @@ DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
 MARGIN_MS: Final = 3.0
 """Time kept back from the working deadline for reading the view and answering."""
-MAX_SAMPLES: Final = 2000
-"""Most determinisations per decision, however much time is left."""
+MAX_SAMPLES: Final = 600
+"""Most determinisations per card-play decision, however much time is left (the play
+is as good as an all-seeing player's well before that)."""
+EXCHANGE_SAMPLES: Final = 2000
+"""Most determinisations per exchange decision, however much time is left."""
 UNLIKELY: Final = 0.2
 """Acceptance of a sample whose hand contradicts the opponent's observed choice."""
 
@@ -412,7 +423,7 @@ class SearchEngine:
         win_value: bool = True,
         play_eps: float = 0.3,
         mark_eps: float = 0.2,
-        exchange_margin: float = 0.0,
+        exchange_margin: float = 1.0,
         exchange_samples: int | None = None,
     ) -> None:
         self.clock = clock
@@ -423,7 +434,7 @@ class SearchEngine:
         """Whether exchange decisions are searched (else the expert's are taken)."""
         self.max_samples = max_samples
         """Most determinisations kept per card-play decision."""
-        self.exchange_samples = max_samples if exchange_samples is None else exchange_samples
+        self.exchange_samples = EXCHANGE_SAMPLES if exchange_samples is None else exchange_samples
         """Most determinisations per exchange decision (each costs one rollout per action)."""
         self.win_value = win_value
         """Value outcomes as the chance of winning the game (else as deal points)."""
