@@ -288,7 +288,7 @@ async def play_game(
         game_number=spec.deal_set,
         pair=spec.deal_set if spec.pair_id is not None else None,
         # Request ids keep increasing across the games of a bot process.
-        first_request_id=max(sessions[0].next_request_id, sessions[1].next_request_id),
+        first_request_ids=(sessions[0].next_request_id, sessions[1].next_request_id),
     )
     deals: list[_Deal] = []
     finished: list[DealRecord] = []
@@ -367,7 +367,7 @@ async def play_game(
             ref.clocks[seat] += tm.increment_ms
         deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
 
-    sessions[0].next_request_id = sessions[1].next_request_id = ref.next_request_id
+    sessions[0].next_request_id, sessions[1].next_request_id = ref.next_request_ids
     # A game cut short by a forfeit: record the unfinished deal as it stood.
     if deals and len(finished) < len(deals):
         d = deals[-1]

@@ -114,7 +114,7 @@ class Referee:
         match: str = "",
         game_number: int = 1,
         pair: int | None = None,
-        first_request_id: int = 1,
+        first_request_ids: tuple[int, int] = (1, 1),
     ) -> None:
         """Set up the game and queue ``new_game`` and the first deal's notices."""
         self.state: State = new_game(rules, first_dealer)
@@ -136,7 +136,9 @@ class Referee:
         self.fault: tuple[int, FaultReason, str] | None = None
         """``(seat, reason, detail)`` of the fault that ended the game, if any."""
         self._deck_source = decks
-        self._next_id = first_request_id
+        # One counter per seat: a shared one would let a seat count the opponent's
+        # requests, e.g. a silent no-mark that reveals an unmarked king.
+        self._next_ids = list(first_request_ids)
         self._pending: tuple[int, int] | None = None  # (seat, request id)
         self._outbox: list[tuple[int, ToBot]] = []
         self._events_sent = 0
@@ -173,9 +175,9 @@ class Referee:
         return self.state.scores[0], self.state.scores[1]
 
     @property
-    def next_request_id(self) -> int:
-        """The id the next request will get (pass it on as the next game's ``first_request_id``)."""
-        return self._next_id
+    def next_request_ids(self) -> tuple[int, int]:
+        """The ids each seat's next request will get (the next game's ``first_request_ids``)."""
+        return self._next_ids[0], self._next_ids[1]
 
     def notices(self) -> list[tuple[int, ToBot]]:
         """Take the queued notices, in the order they must be sent."""
@@ -287,8 +289,9 @@ class Referee:
                 out += [(0, end_msg), (1, end_msg)]
                 return
             if state.phase != Phase.DEAL:
-                self._pending = (state.to_act, self._next_id)
-                self._next_id += 1
+                seat = state.to_act
+                self._pending = (seat, self._next_ids[seat])
+                self._next_ids[seat] += 1
                 return
             deck = tuple(self._deck_source(state.deal_number + 1))
             self.decks.append(deck)

@@ -164,7 +164,7 @@ class Request(_ToBotBase, tag="request", frozen=True, kw_only=True):
     """A decision: answer with an :class:`Action` echoing ``id`` in time (§3.6)."""
 
     id: int
-    """Request id, increasing within a session; the reply must echo it."""
+    """Request id: counts the requests to this bot within a session (1, 2, ...); echo it."""
     time_ms: int
     """Time allowed for this decision, in milliseconds."""
     clock_ms: int | None

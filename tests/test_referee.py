@@ -202,7 +202,7 @@ def test_random_games_keep_the_protocol_invariants(seed: int) -> None:
     per_seat: list[list[ToBot]] = [[], []]
     for seat, stream in enumerate(play(ref, players)):
         per_seat[seat] = [decode_to_bot(line) for line in stream]
-    ids: list[int] = []
+    ids: list[list[int]] = [[], []]
     for seat, messages in enumerate(per_seat):
         assert isinstance(messages[0], NewGame) and messages[0].seat == seat
         assert isinstance(messages[-1], GameEnd) and messages[-1].winner == ref.winner
@@ -216,20 +216,22 @@ def test_random_games_keep_the_protocol_invariants(seed: int) -> None:
             elif isinstance(message, Hand):
                 new_hand = message.hand
             elif isinstance(message, Request):
-                ids.append(message.id)
+                ids[seat].append(message.id)
                 view = message.view
                 # A bot following the notices knows exactly the view's events.
                 assert view.events == events and view.to_act == seat and view.legal
                 if new_hand is not None:
                     assert view.hand == new_hand
                     new_hand = None
-    assert sorted(ids) == list(range(1, len(ids) + 1)) == list(range(1, ref.next_request_id))
+    # Each seat numbers only its own requests: 1, 2, 3, ... with no gaps.
+    for seat in (0, 1):
+        assert ids[seat] == list(range(1, ref.next_request_ids[seat]))
     # Public notices are identical for both seats.
     public = [[m for m in ms if isinstance(m, EventNotice)] for ms in per_seat]
     assert public[0] == public[1]
     assert ref.end_reason == "target" and max(ref.scores) >= rules.target
     assert ref.decks == [deck_for(seed, 1, d) for d in range(1, len(ref.decks) + 1)]
-    assert len(ref.log) == len(ids)
+    assert len(ref.log) == len(ids[0]) + len(ids[1])
 
 
 # --------------------------------------------------------------------------- faults
@@ -293,7 +295,7 @@ def test_bad_reply_is_a_precise_fault_and_changes_nothing(
 def test_illegal_card_names_the_rule() -> None:
     ref = make_referee()
     for seat, action in [(1, "propose"), (0, "refuse")]:
-        ref.submit(seat, Action(id=ref.next_request_id - 1, action=action))
+        ref.submit(seat, Action(id=ref.next_request_ids[seat] - 1, action=action))
     pending = ref.request()
     assert pending is not None
     seat, request = pending
@@ -346,7 +348,7 @@ def test_game_clock_is_charged_and_reported() -> None:
     ref.notices()
     pending = ref.request()
     assert pending is not None and pending[0] == 0 and pending[1].clock_ms == 5000
-    ref.submit(0, Action(id=2, action="accept"), elapsed_ms=10)
+    ref.submit(0, Action(id=1, action="accept"), elapsed_ms=10)
     pending = ref.request()
     assert pending is not None and pending[1].clock_ms == 3800
     assert ref.clocks == [4990, 3800]
@@ -362,7 +364,8 @@ def test_request_ids_continue_across_games() -> None:
         decks=seeded_decks(1, 2),
         first_dealer=1,
         time_ms=100,
-        first_request_id=41,
+        first_request_ids=(41, 7),
     )
     pending = ref.request()
-    assert pending is not None and pending[1].id == 41 and ref.next_request_id == 42
+    assert pending is not None and pending[0] == 0 and pending[1].id == 41
+    assert ref.next_request_ids == (42, 7)
