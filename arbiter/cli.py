@@ -45,6 +45,15 @@ def default_config_text() -> str:
     return resources.files("arbiter").joinpath("default.yaml").read_text(encoding="utf-8")
 
 
+def _run_seed(out: Path) -> int:
+    """The seed a run used (from its resolved config), for a reproducible bootstrap."""
+    try:
+        seed = msgspec.json.decode((out / "config.resolved.json").read_bytes()).get("seed")
+    except (OSError, msgspec.DecodeError, AttributeError):
+        return 0
+    return seed if isinstance(seed, int) else 0
+
+
 def _write_outputs(records: list[GameRecord], out: Path, seed: int) -> str:
     report = build_report(records, seed=seed)
     (out / "standings.json").write_bytes(
@@ -128,7 +137,9 @@ def _run(
             parts = ["ecarte", "tournament"]
             if source:
                 parts.append(source)
-        parts += ["--resume", "--out", str(out), "--seed", str(config.seed)]
+        parts += ["--resume", "--out", str(out)]
+        if config.seed is not None:
+            parts += ["--seed", str(config.seed)]
         if shard_spec:
             parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
         _say(
@@ -136,7 +147,7 @@ def _run(
             f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
         )
         return 130
-    print(_write_outputs(records, out, config.seed))
+    print(_write_outputs(records, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
     return 0
 
@@ -182,7 +193,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         name=f"{a.name} vs {b.name}",
         engines=[a, b],
         games_per_pairing=games,
-        seed=args.seed if args.seed is not None else int(time.time()) % 1_000_000,
+        seed=args.seed,
         time_control=TimeControl(per_move_ms=args.time_per_move),
         concurrency=args.concurrency,
         out=str(out),
@@ -228,7 +239,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if not records:
         raise UsageError(f"{out}: the journal holds no games")
     target = out if out.is_dir() else out.parent
-    print(_write_outputs(records, target, seed=0))
+    print(_write_outputs(records, target, seed=_run_seed(target)))
     print(f"standings: {target / 'standings.json'}")
     if args.pgn:
         Path(args.pgn).write_text(pgn_of(records))
@@ -269,7 +280,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
             msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n"
         )
     print(f"merged {len(records)} games from {len(args.dirs)} directories into {out}/")
-    print(_write_outputs(records, out, seed=0))
+    print(_write_outputs(records, out, seed=_run_seed(out)))
     return 0
 
 

@@ -123,8 +123,9 @@ class TournamentConfig(_Strict, frozen=True):
     limits: Limits = msgspec.field(default_factory=Limits)
     concurrency: Positive | None = None
     """Games played at once (default: the number of cores)."""
-    seed: int = 1
-    """Fixes every deal and the schedule."""
+    seed: int | None = None
+    """Fixes every deal and the schedule; None: drawn at random when the run starts (and
+    recorded in ``OUT/config.resolved.json``, where ``--resume`` finds it)."""
     out: str = "tournaments/out"
     """Output directory (relative to the working directory)."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import secrets
 import sys
 import time
 from collections.abc import Callable
@@ -48,7 +49,9 @@ class TournamentError(RuntimeError):
 
 
 def schedule_of(config: TournamentConfig) -> list[ScheduledGame]:
-    """The full schedule of a config."""
+    """The full schedule of a config (its seed must be set)."""
+    if config.seed is None:
+        raise TournamentError("the schedule needs a seed")
     return make_schedule(
         [e.name for e in config.engines],
         config.format,
@@ -177,6 +180,25 @@ async def run_tournament(
     """
     journal_path = out_dir / "games.jsonl"
     resolved_path = out_dir / "config.resolved.json"
+    old: dict[str, Any] | None = None
+    if resume and resolved_path.exists():
+        try:
+            old = msgspec.json.decode(resolved_path.read_bytes())
+        except msgspec.DecodeError as exc:
+            raise TournamentError(f"{resolved_path}: unreadable ({exc})") from None
+    if config.seed is None:
+        if shard_spec is not None:
+            raise TournamentError(
+                "--shard needs a fixed seed shared by all shards: set seed: in the config "
+                "or pass --seed"
+            )
+        # A seed nobody can guess: small seeds let a bot that knows deck_for rebuild
+        # the deals from its first hand.
+        recorded = old.get("seed") if old is not None else None
+        seed = recorded if isinstance(recorded, int) else secrets.randbits(63)
+        config = msgspec.structs.replace(config, seed=seed)
+    assert config.seed is not None
+    run_seed: int = config.seed
     resolved = _resolved(config, shard_spec)
     found = read_journal(journal_path)
     if found.records and not resume:
@@ -184,8 +206,7 @@ async def run_tournament(
             f"{out_dir} already holds {len(found.records)} finished games; continue them with "
             "--resume, or choose another output directory with --out"
         )
-    if resume and resolved_path.exists():
-        old = msgspec.json.decode(resolved_path.read_bytes())
+    if old is not None:
         changed = _same_run(old, resolved)
         if changed:
             raise TournamentError(
@@ -263,7 +284,7 @@ async def run_tournament(
             game_id=game.game_id,
             engines=game.engines,
             rules=rules,
-            seed=config.seed,
+            seed=run_seed,
             deal_set=game.deal_set,
             first_dealer=game.first_dealer,
             pair_id=game.pair_id,

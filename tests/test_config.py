@@ -109,7 +109,7 @@ def test_bad_config_message(text: str, message: str) -> None:
 
 def test_defaults() -> None:
     c = parse_config(GOOD)
-    assert (c.format, c.games_per_pairing, c.duplicate, c.seed) == ("round_robin", 20, True, 1)
+    assert (c.format, c.games_per_pairing, c.duplicate, c.seed) == ("round_robin", 20, True, None)
     assert c.time_control.per_move_ms == 1000 and c.faults.policy == "forfeit_game"
     assert c.faults.withdraw_after == 3 and c.concurrency is None
     assert c.resolved_rules().target == 5

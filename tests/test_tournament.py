@@ -202,3 +202,25 @@ def test_bad_shard(text: str, message: str) -> None:
 
     with pytest.raises(ScheduleError, match=message):
         parse_shard(text)
+
+
+def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> None:
+    """No seed: one is drawn (not guessable), recorded, and --resume continues with it."""
+    text = _config(2).replace("seed: 77\n", "")
+    out = tmp_path / "s"
+    first = _run(text, out)
+    seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
+    assert isinstance(seed, int) and seed > 1_000_000 and first[0].seed == seed
+    journal = out / "games.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:3]))
+    resumed = _run(text, out, resume=True)
+    assert [_comparable(r) for r in resumed] == [_comparable(r) for r in first]
+    other = _run(text, tmp_path / "other")
+    assert other[0].seed != seed
+
+
+def test_shard_without_a_seed_is_refused(tmp_path: Path) -> None:
+    text = _config(2).replace("seed: 77\n", "")
+    with pytest.raises(TournamentError, match="--shard needs a fixed seed"):
+        _run(text, tmp_path / "x", shard_spec=(1, 2))
