@@ -111,6 +111,8 @@ class BotSession:
         """The running process, if any."""
         self.next_request_id = 1
         """Request ids increase across the games of one process."""
+        self.deal_sets_seen: set[int] = set()
+        """Deal sets this process has played: it is never shown one twice."""
         self.nursery = nursery
         """Where the process-holding task runs."""
         self._release: trio.Event | None = None
@@ -141,6 +143,7 @@ class BotSession:
                 raise fault.exceptions[0] from None
             raise
         self.bot = bot
+        self.deal_sets_seen = set()
         try:
             await self._handshake(bot)
         except BaseException:
@@ -259,6 +262,10 @@ async def play_game(
     tm = spec.time
     # Start both bots; a bot that cannot start or handshake forfeits the game unplayed.
     for seat in (0, 1):
+        if spec.deal_set in sessions[seat].deal_sets_seen:
+            # The same deals again (the other game of a duplicate pair, or another
+            # pairing): a fresh process, so that no bot can remember the cards.
+            await sessions[seat].stop()
         try:
             await sessions[seat].ensure_started()
         except BotFault as fault:
@@ -368,6 +375,8 @@ async def play_game(
         deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
 
     sessions[0].next_request_id, sessions[1].next_request_id = ref.next_request_ids
+    for session in sessions:
+        session.deal_sets_seen.add(spec.deal_set)
     # A game cut short by a forfeit: record the unfinished deal as it stood.
     if deals and len(finished) < len(deals):
         d = deals[-1]

@@ -317,6 +317,10 @@ async def run_tournament(
                     if skipped is not None:
                         finish(skipped)
                         continue
+                    # Keep only the processes this game needs: idle ones would pile up
+                    # (one per engine per worker).
+                    for name in [n for n in sessions if n not in game.engines]:
+                        await sessions.pop(name).stop()
                     pair = []
                     for name in game.engines:
                         if name not in sessions:

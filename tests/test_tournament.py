@@ -224,3 +224,38 @@ def test_shard_without_a_seed_is_refused(tmp_path: Path) -> None:
     text = _config(2).replace("seed: 77\n", "")
     with pytest.raises(TournamentError, match="--shard needs a fixed seed"):
         _run(text, tmp_path / "x", shard_spec=(1, 2))
+
+
+MEMORY_BOT = """
+import os, random, sys
+sys.path.insert(0, {root!r})
+from protocol.messages import NewGame
+from protocol.sdk import run_bot
+
+def notice(message):
+    if isinstance(message, NewGame):
+        with open(os.environ["SEEN_LOG"], "a") as f:
+            f.write(f"{{os.getpid()}} {{message.game_number}}\\n")
+
+run_bot(lambda r: random.choice(r.legal), name="memo", author="t", version="1",
+        on_notice=notice)
+"""
+
+
+def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
+    """Duplicate deals are never replayed to a process that has seen them."""
+    bot = tmp_path / "memo.py"
+    bot.write_text(MEMORY_BOT.format(root=str(ROOT)))
+    log = tmp_path / "seen.log"
+    text = (
+        "engines:\n"
+        f"  - {{name: m1, command: [{sys.executable}, {bot}], env: {{SEEN_LOG: {log}}}}}\n"
+        f"  - {{name: m2, command: [{sys.executable}, {bot}], env: {{SEEN_LOG: {log}}}}}\n"
+        "  - name: random\n"
+        "games_per_pairing: 6\nseed: 5\nconcurrency: 1\n"
+    )
+    records = _run(text, tmp_path / "out")
+    assert all(r.termination.reason == "normal" for r in records)
+    seen = log.read_text().split("\n")[:-1]
+    assert len(seen) == len(set(seen)), "a process was dealt the same deal set twice"
+    assert len(seen) == sum(r.engines.count("m1") + r.engines.count("m2") for r in records)
