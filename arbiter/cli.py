@@ -101,6 +101,7 @@ def _run(
     stop_when: Any = None,
 ) -> int:
     progress = Progress(total=0, quiet=getattr(args, "quiet", False))
+    errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
     try:
         records = trio.run(
@@ -113,6 +114,7 @@ def _run(
                 progress=progress,
                 on_event=_say,
                 stop_when=stop_when,
+                errors=errors,
             )
         )
     except BaseException as exc:
@@ -149,6 +151,12 @@ def _run(
         return 130
     print(_write_outputs(records, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
+    if errors:
+        _say(
+            f"{len(errors)} game(s) were aborted by arbiter errors and not recorded; "
+            "please report them. --resume plays them again."
+        )
+        return 1
     return 0
 
 

@@ -30,7 +30,7 @@ import trio
 
 from arbiter.bot import Bot, BotCommand, Limits, open_bot
 from arbiter.cards import CARDS
-from arbiter.faults import BotFault, FaultReason, InvalidMessage, NoHandshake
+from arbiter.faults import ArbiterError, BotFault, FaultReason, InvalidMessage, NoHandshake
 from arbiter.record import (
     ActionRecord,
     DealRecord,
@@ -315,65 +315,79 @@ async def play_game(
             reason, detail = _reason_detail(exc)
             ref.forfeit(seat, reason, detail)
 
-    while True:
-        # Until the outbox is empty: a fault found while sending queues more notices
-        # (the forfeit's game_end for the other bot).
-        while batch := ref.notices():
-            outgoing: tuple[list[bytes], list[bytes]] = ([], [])
-            for seat, msg in batch:
-                if seat == 0 and isinstance(msg, DealNotice):
-                    deck = ref.decks[msg.deal - 1]
-                    deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
-                elif seat == 0 and isinstance(msg, DealEnd):
-                    d = deals[-1]
-                    finished.append(
-                        DealRecord(
-                            number=d.number,
-                            dealer=d.dealer,
-                            deck=d.deck,
-                            actions=d.actions,
-                            tricks=msg.tricks,
-                            points=msg.points,
+    try:
+        while True:
+            # Until the outbox is empty: a fault found while sending queues more notices
+            # (the forfeit's game_end for the other bot).
+            while batch := ref.notices():
+                outgoing: tuple[list[bytes], list[bytes]] = ([], [])
+                for seat, msg in batch:
+                    if seat == 0 and isinstance(msg, DealNotice):
+                        deck = ref.decks[msg.deal - 1]
+                        deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
+                    elif seat == 0 and isinstance(msg, DealEnd):
+                        d = deals[-1]
+                        finished.append(
+                            DealRecord(
+                                number=d.number,
+                                dealer=d.dealer,
+                                deck=d.deck,
+                                actions=d.actions,
+                                tricks=msg.tricks,
+                                points=msg.points,
+                            )
                         )
-                    )
-                if not isinstance(msg, Forfeit):  # told just before the bot is stopped
-                    outgoing[seat].append(encode(msg).rstrip(b"\n"))
-            # Each seat's notices go out in one write: one syscall, one checkpoint.
-            for seat in (0, 1):
-                bot = sessions[seat].bot
-                if not outgoing[seat] or substitute[seat] or bot is None or bot.fault:
-                    continue
-                try:
-                    await bot.send_many(
-                        outgoing[seat], deadline=trio.current_time() + NOTICE_TIMEOUT
-                    )
-                except BotFault as exc:
-                    if not ref.over:
-                        charge(seat, exc, exc.line)
-        pending = ref.request()
-        if pending is None:
-            break
-        seat, req = pending
-        if substitute[seat]:
-            choice = rng.choice(req.legal)
-            ref.submit(seat, Action(id=req.id, action=choice))
-            deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], 0.0, True))
-            continue
-        session = sessions[seat]
-        bot = session.bot
-        assert bot is not None
-        limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
-        line: bytes | None = None
-        try:
-            line, elapsed = await bot.request(encode(req).rstrip(b"\n"), timeout=limit_ms / 1000)
-            ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
-        except (BotFault, BadReply, ProtocolError) as exc:
-            charge(seat, exc, exc.line if isinstance(exc, BotFault) else line)
-            continue
-        if ref.clocks is not None and tm.increment_ms:
-            ref.clocks[seat] += tm.increment_ms
-        deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
+                    if not isinstance(msg, Forfeit):  # told just before the bot is stopped
+                        outgoing[seat].append(encode(msg).rstrip(b"\n"))
+                # Each seat's notices go out in one write: one syscall, one checkpoint.
+                for seat in (0, 1):
+                    bot = sessions[seat].bot
+                    if not outgoing[seat] or substitute[seat] or bot is None or bot.fault:
+                        continue
+                    try:
+                        await bot.send_many(
+                            outgoing[seat], deadline=trio.current_time() + NOTICE_TIMEOUT
+                        )
+                    except BotFault as exc:
+                        if not ref.over:
+                            charge(seat, exc, exc.line)
+            pending = ref.request()
+            if pending is None:
+                break
+            seat, req = pending
+            if substitute[seat]:
+                choice = rng.choice(req.legal)
+                ref.submit(seat, Action(id=req.id, action=choice))
+                deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], 0.0, True))
+                continue
+            session = sessions[seat]
+            bot = session.bot
+            assert bot is not None
+            limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
+            line: bytes | None = None
+            try:
+                line, elapsed = await bot.request(
+                    encode(req).rstrip(b"\n"), timeout=limit_ms / 1000
+                )
+                ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
+            except (BotFault, BadReply, ProtocolError) as exc:
+                charge(seat, exc, exc.line if isinstance(exc, BotFault) else line)
+                continue
+            if ref.clocks is not None and tm.increment_ms:
+                ref.clocks[seat] += tm.increment_ms
+            deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
 
+    except Exception as exc:
+        # A bug of the arbiter, not of a bot: the game is aborted, no one is blamed,
+        # and nothing is recorded (a resumed run plays it again).
+        ref.abort()
+        for seat, msg in ref.notices():
+            bot = sessions[seat].bot
+            if bot is not None:
+                await bot.send_farewell(encode(msg).rstrip(b"\n"))
+        for session in sessions:
+            await session.stop()
+        raise ArbiterError(f"game {spec.game_id} aborted by an arbiter error: {exc!r}") from exc
     sessions[0].next_request_id, sessions[1].next_request_id = ref.next_request_ids
     for session in sessions:
         session.deal_sets_seen.add(spec.deal_set)

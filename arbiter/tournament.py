@@ -34,6 +34,7 @@ import trio
 from arbiter.bot import BotCommand
 from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
+from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import Journal, read_journal
 from arbiter.record import GameRecord
@@ -172,12 +173,16 @@ async def run_tournament(
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
     stop_when: Callable[[list[GameRecord]], bool] | None = None,
+    errors: list[str] | None = None,
 ) -> list[GameRecord]:
     """Play (or finish) the tournament; return every record of the run, in game-id order.
 
     ``stop_when`` is called after each game with all records so far; returning True
-    stops starting new games (used by SPRT matches).
+    stops starting new games (used by SPRT matches).  Games aborted by an arbiter error
+    are not recorded; their messages are appended to ``errors``.
     """
+    if errors is None:
+        errors = []
     journal_path = out_dir / "games.jsonl"
     resolved_path = out_dir / "config.resolved.json"
     old: dict[str, Any] | None = None
@@ -339,7 +344,15 @@ async def run_tournament(
                             )
                         pair.append(sessions[name])
                     spec = spec_of(game)
-                    rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
+                    try:
+                        rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
+                    except ArbiterError as exc:
+                        # Our bug, not a bot's: report it, record nothing (a resume plays
+                        # the game again) and carry on with the other games.
+                        errors.append(str(exc))
+                        if on_event is not None:
+                            on_event(f"error: {exc} (not recorded; --resume plays it again)")
+                        continue
                     finish(rec)
             finally:
                 with trio.CancelScope(shield=True):

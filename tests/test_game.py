@@ -590,3 +590,28 @@ async def test_missing_executable_forfeits_the_game_without_crashing(tmp_path: P
         await rnd.stop()
     assert rec.termination.reason == "failed_to_start" and rec.termination.offender == 0
     assert rec.winner == 1 and rec.deals == []
+
+
+async def test_arbiter_error_aborts_the_game_and_blames_nobody(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PROTOCOL.md §6.1: an arbiter bug aborts the game; no fault is recorded for a bot."""
+    from arbiter.faults import ArbiterError
+    from arbiter.referee import Referee
+
+    calls = {"n": 0}
+    real_submit = Referee.submit
+
+    def flaky_submit(self: Referee, seat: int, message: Any, elapsed_ms: int = 0) -> None:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("boom")
+        real_submit(self, seat, message, elapsed_ms)
+
+    monkeypatch.setattr(Referee, "submit", flaky_submit)
+    async with trio.open_nursery() as nursery:
+        cmd = BotCommand([sys.executable, "-m", "engines.random.bot"])
+        a, b = BotSession("a", cmd, nursery), BotSession("b", cmd, nursery)
+        with pytest.raises(ArbiterError, match="game 0 aborted by an arbiter error"):
+            await play_game(GameSpec(0, ("a", "b"), make_rules(), 1, 0, 0), (a, b))
+        assert a.bot is None and b.bot is None, "both bots were stopped"
