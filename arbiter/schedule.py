@@ -84,23 +84,29 @@ def make_schedule(
             "(games come in pairs)"
         )
     pairings = _pairings(engines, fmt, challenger)
+    # The second leg of a double round-robin plays new deals: replaying the first
+    # leg's deals with the same seats would repeat its games and count them twice.
+    legs = 2 if fmt == "double_round_robin" else 1
+    per_leg = len(pairings) // legs
     rng = random.Random(f"ecarte-schedule/{seed}")
     games: list[ScheduledGame] = []
-    if duplicate:
-        n_pairs = games_per_pairing // 2
-        dealers = [rng.randrange(2) for _ in range(n_pairs)]
-        for p in range(n_pairs):
-            for a, b in pairings:
-                pid = f"{a}~{b}#{p}"
+    units = games_per_pairing // 2 if duplicate else games_per_pairing
+    dealers = [rng.randrange(2) for _ in range(units * legs)]
+    for u in range(units):
+        for i, (a, b) in enumerate(pairings):
+            deal_set = u + units * (i // per_leg)
+            if duplicate:
+                pid = f"{a}~{b}#{deal_set}"
                 for seats in ((a, b), (b, a)):
-                    games.append(ScheduledGame(len(games), seats, pid, p, dealers[p], (a, b)))
-    else:
-        dealers = [rng.randrange(2) for _ in range(games_per_pairing)]
-        for g in range(games_per_pairing):
-            for a, b in pairings:
+                    games.append(
+                        ScheduledGame(len(games), seats, pid, deal_set, dealers[deal_set], (a, b))
+                    )
+            else:
                 # Alternate seats so that each engine sits at seat 0 half the time.
-                seats = (a, b) if g % 2 == 0 else (b, a)
-                games.append(ScheduledGame(len(games), seats, None, g, dealers[g], (a, b)))
+                seats = (a, b) if u % 2 == 0 else (b, a)
+                games.append(
+                    ScheduledGame(len(games), seats, None, deal_set, dealers[deal_set], (a, b))
+                )
     return games
 
 

@@ -72,3 +72,10 @@ def test_pgn_headers() -> None:
     pgn = pgn_of(RECORDS[:2])
     assert pgn.count('[Result "1-0"]') == 1 and pgn.count('[Result "0-1"]') == 1
     assert '[White "b"]' in pgn and '[Termination "normal"]' in pgn
+
+
+def test_substituted_offender_may_win() -> None:
+    """Under random_substitute a faulted bot's game plays on and can be won by it."""
+    won_by_offender = _record(8, ["a", "b"], 0, None, "illegal_action", 0)
+    report = build_report([*RECORDS, won_by_offender], seed=1)
+    assert "a: illegal_action 1, timeout 1" in report.text()

@@ -259,3 +259,22 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
     seen = log.read_text().split("\n")[:-1]
     assert len(seen) == len(set(seen)), "a process was dealt the same deal set twice"
     assert len(seen) == sum(r.engines.count("m1") + r.engines.count("m2") for r in records)
+
+
+def test_schedule_shapes() -> None:
+    """Formats: every pairing the same deals; double round-robin's second leg has new deals."""
+    rr = make_schedule(["a", "b", "c"], "round_robin", 4, seed=1)
+    assert len(rr) == 3 * 4
+    sets = {p: sorted(g.deal_set for g in rr if g.pairing == p) for p in {g.pairing for g in rr}}
+    assert all(v == [0, 0, 1, 1] for v in sets.values())
+    drr = make_schedule(["a", "b", "c"], "double_round_robin", 4, seed=1)
+    assert len(drr) == 2 * len(rr)
+    by_unordered: dict[frozenset[str], list[int]] = {}
+    for g in drr:
+        by_unordered.setdefault(frozenset(g.engines), []).append(g.deal_set)
+    assert all(sorted(v) == [0, 0, 1, 1, 2, 2, 3, 3] for v in by_unordered.values())
+    gauntlet = make_schedule(["a", "b", "c"], "gauntlet", 2, seed=1, challenger="c")
+    assert {g.pairing for g in gauntlet} == {("c", "a"), ("c", "b")}
+    single = make_schedule(["a", "b"], "round_robin", 3, seed=1, duplicate=False)
+    assert [g.engines for g in single] == [("a", "b"), ("b", "a"), ("a", "b")]
+    assert all(g.pair_id is None for g in single)
