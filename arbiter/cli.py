@@ -212,10 +212,12 @@ def cmd_match(args: argparse.Namespace) -> int:
         _say(f"SPRT elo0={p['elo0']} elo1={p['elo1']} alpha={p['alpha']} beta={p['beta']} on pairs")
         from arbiter.report import outcome_of
 
-        def stop_when(records: list[GameRecord]) -> bool:
-            state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
-            for r in records:
-                state.add_outcome(outcome_of(r))
+        state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
+
+        def stop_when(record: GameRecord) -> bool:
+            # Incremental: each finished game once; a pair counts when both games are in.
+            if not state.add_outcome(outcome_of(record)):
+                return False
             res = state.result()
             c = state.counts
             _say(

@@ -172,12 +172,13 @@ async def run_tournament(
     concurrency: int | None = None,
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
-    stop_when: Callable[[list[GameRecord]], bool] | None = None,
+    stop_when: Callable[[GameRecord], bool] | None = None,
     errors: list[str] | None = None,
 ) -> list[GameRecord]:
     """Play (or finish) the tournament; return every record of the run, in game-id order.
 
-    ``stop_when`` is called after each game with all records so far; returning True
+    ``stop_when`` is called with each finished game (first the ones found on resume);
+    returning True
     stops starting new games (used by SPRT matches).  Games aborted by an arbiter error
     are not recorded; their messages are appended to ``errors``.
     """
@@ -264,11 +265,18 @@ async def run_tournament(
     journal = Journal(journal_path, truncate_to=found.good_bytes)
     queue = iter(todo)
     stopping = False
+    if stop_when is not None:
+        for r in sorted(records.values(), key=lambda r: r.game_id):
+            stopping = stop_when(r) or stopping
     workers = max(1, concurrency or config.concurrency or os.cpu_count() or 1)
 
-    def finish(rec: GameRecord) -> None:
+    journal_lock = trio.Lock()
+
+    async def finish(rec: GameRecord) -> None:
         nonlocal stopping
-        journal.append(rec)
+        # The fsync runs in a thread: the event loop keeps timing the other games' bots.
+        async with journal_lock:
+            await trio.to_thread.run_sync(journal.append, rec)
         records[rec.game_id] = rec
         _update_streak(streak, rec)
         if rec.termination.offender is not None:
@@ -281,7 +289,7 @@ async def run_tournament(
                     on_event(f"{off} withdrawn after {streak[off]} faults in a row")
         if progress is not None:
             progress.record(rec)
-        if stop_when is not None and stop_when(sorted(records.values(), key=lambda r: r.game_id)):
+        if stop_when is not None and stop_when(rec):
             stopping = True
 
     def spec_of(game: ScheduledGame) -> GameSpec:
@@ -320,7 +328,7 @@ async def run_tournament(
                         break
                     skipped = skip_reason(game)
                     if skipped is not None:
-                        finish(skipped)
+                        await finish(skipped)
                         continue
                     # Keep only the processes this game needs: idle ones would pile up
                     # (one per engine per worker).
@@ -353,7 +361,7 @@ async def run_tournament(
                         if on_event is not None:
                             on_event(f"error: {exc} (not recorded; --resume plays it again)")
                         continue
-                    finish(rec)
+                    await finish(rec)
             finally:
                 with trio.CancelScope(shield=True):
                     for s in sessions.values():
