@@ -115,6 +115,7 @@ MEMORY_MARKERS: Final = (
     b"std::bad_alloc",
     b"out of memory",
     b"Cannot allocate memory",
+    b"OOM",  # V8 (Node.js): "Fatal process OOM"
 )
 
 

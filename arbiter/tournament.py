@@ -268,7 +268,7 @@ async def run_tournament(
     if stop_when is not None:
         for r in sorted(records.values(), key=lambda r: r.game_id):
             stopping = stop_when(r) or stopping
-    workers = max(1, concurrency or config.concurrency or os.cpu_count() or 1)
+    workers = max(1, concurrency or config.concurrency or _cores())
 
     journal_lock = trio.Lock()
 
@@ -389,6 +389,14 @@ def _update_streak(streak: dict[str, int], rec: GameRecord) -> None:
             streak[name] += 1
         elif rec.termination.offender != seat:
             streak[name] = 0
+
+
+def _cores() -> int:
+    """Cores this process may run on (CPU affinity, e.g. under a batch scheduler)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _safe(name: str) -> str:
