@@ -17,13 +17,15 @@ faulted against an opponent forfeits its remaining games against that opponent
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
 import os
 import platform
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -178,10 +180,55 @@ async def run_tournament(
     """Play (or finish) the tournament; return every record of the run, in game-id order.
 
     ``stop_when`` is called with each finished game (first the ones found on resume);
-    returning True
-    stops starting new games (used by SPRT matches).  Games aborted by an arbiter error
-    are not recorded; their messages are appended to ``errors``.
+    returning True stops starting new games (used by SPRT matches).  Games aborted by
+    an arbiter error are not recorded; their messages are appended to ``errors``.
+    Only one run at a time may write to ``out_dir`` (a lock file guards it).
     """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(out_dir):
+        return await _run_locked(
+            config,
+            base_dir=base_dir,
+            out_dir=out_dir,
+            resume=resume,
+            shard_spec=shard_spec,
+            concurrency=concurrency,
+            progress=progress,
+            on_event=on_event,
+            stop_when=stop_when,
+            errors=errors,
+        )
+
+
+@contextlib.contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    fd = os.open(out_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TournamentError(
+                f"another ecarte run is writing to {out_dir}; wait for it or use another --out"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+async def _run_locked(
+    config: TournamentConfig,
+    *,
+    base_dir: Path,
+    out_dir: Path,
+    resume: bool = False,
+    shard_spec: tuple[int, int] | None = None,
+    concurrency: int | None = None,
+    progress: Progress | None = None,
+    on_event: Callable[[str], None] | None = None,
+    stop_when: Callable[[GameRecord], bool] | None = None,
+    errors: list[str] | None = None,
+) -> list[GameRecord]:
+    """:func:`run_tournament` once the output directory is locked."""
     if errors is None:
         errors = []
     journal_path = out_dir / "games.jsonl"

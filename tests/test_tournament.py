@@ -278,3 +278,19 @@ def test_schedule_shapes() -> None:
     single = make_schedule(["a", "b"], "round_robin", 3, seed=1, duplicate=False)
     assert [g.engines for g in single] == [("a", "b"), ("b", "a"), ("a", "b")]
     assert all(g.pair_id is None for g in single)
+
+
+def test_output_directory_is_locked(tmp_path: Path) -> None:
+    """Two runs cannot write to the same OUT at once."""
+    import fcntl
+
+    out = tmp_path / "locked"
+    out.mkdir()
+    fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(TournamentError, match="another ecarte run is writing to"):
+            _run(_config(2), out)
+    finally:
+        os.close(fd)
+    assert len(_run(_config(2), out)) == 6
