@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import shlex
+import shutil
 import sys
 import time
 from importlib import resources
@@ -125,16 +127,11 @@ def _run(
         ):
             raise
         if getattr(args, "a", None) is not None:  # a match
-            parts = [
-                "ecarte",
-                "match",
-                args.a,
-                args.b,
-                "--games",
-                str(config.games_per_pairing),
-                "--time-per-move",
-                str(args.time_per_move),
-            ]
+            parts = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
+            if args.sprt is not None:
+                parts += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
+            else:
+                parts += ["--games", str(args.games)]
         else:
             parts = ["ecarte", "tournament"]
             if source:
@@ -163,9 +160,22 @@ def _run(
 # ----------------------------------------------------------------------------- match
 
 
-def _engine(spec: str, name: str) -> EngineConfig:
+def _engine(spec: str) -> EngineConfig:
+    """A bundled engine by name, or a command line named after its program or script."""
     if spec in BUNDLED_ENGINES:
         return EngineConfig(name=spec)
+    argv = shlex.split(spec)
+    if not argv or not (shutil.which(argv[0]) or Path(argv[0]).is_file()):
+        raise UsageError(
+            f"{spec!r} is neither a bundled engine ({', '.join(BUNDLED_ENGINES)}) nor a "
+            "command that can be found"
+        )
+    # "python3 bots/mybot.py --fast" is named "mybot"; "./mybot" is named "mybot".
+    words = [w for w in argv if not w.startswith("-")]
+    name = Path(words[-1] if words else argv[0]).name
+    for ext in (".py", ".js", ".exe"):
+        name = name.removesuffix(ext)
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "bot"
     return EngineConfig(name=name, command=spec)
 
 
@@ -185,10 +195,11 @@ def _parse_sprt(tokens: list[str]) -> dict[str, float]:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
-    a = _engine(args.a, "A")
-    b = _engine(args.b, "B")
+    a = _engine(args.a)
+    b = _engine(args.b)
     if a.name == b.name:
-        b = msgspec.structs.replace(b, name=f"{b.name}-2", builtin=b.builtin or args.b)
+        builtin = b.builtin or (args.b if b.command is None else None)
+        b = msgspec.structs.replace(b, name=f"{b.name}-2", builtin=builtin)
     games = args.games
     if args.sprt is not None:
         games = args.max_games
@@ -196,7 +207,8 @@ def cmd_match(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--games {games}: games are played in duplicate pairs, use an even number"
         )
-    out = Path(args.out or f"tournaments/match-{time.strftime('%Y%m%d-%H%M%S')}")
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+    out = Path(args.out or f"tournaments/match-{a.name}-vs-{b.name}-{stamp}")
     config = TournamentConfig(
         name=f"{a.name} vs {b.name}",
         engines=[a, b],

@@ -146,3 +146,17 @@ def test_cli_bad_shard_and_sprt(capsys: pytest.CaptureFixture[str]) -> None:
     assert "elo1 > elo0" in capsys.readouterr().err
     assert cli_main(["match", "random", "greedy", "--games", "3"]) == 2
     assert "even number" in capsys.readouterr().err
+
+
+def test_cli_match_refuses_an_unknown_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["match", "random", "rnadom"]) == 2
+    err = capsys.readouterr().err
+    assert "'rnadom' is neither a bundled engine (random, greedy, expert, search)" in err
+
+
+def test_cli_match_names_a_command_after_its_script() -> None:
+    from arbiter.cli import _engine
+
+    assert _engine("random").name == "random"
+    assert _engine("/bin/sh bots/my-bot.py --fast").name == "my-bot"
+    assert _engine("/bin/sh").command == "/bin/sh"
