@@ -70,6 +70,7 @@ async def check_bot(
     seen: set[str] = set()
     rules = make_rules()
     records: list[GameRecord] = []
+    stopped_early = False
     async with trio.open_nursery() as nursery:
         bot = BotSession("checked", BotCommand(argv), nursery, handshake_ms=handshake_ms)
         opponent = BotSession(
@@ -104,7 +105,7 @@ async def check_bot(
                     text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
                     problems.append(text)
                     if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
-                        write("stopping after repeated faults")
+                        stopped_early = True
                         break
             for deal in rec.deals:
                 for a in deal.actions:
@@ -115,6 +116,11 @@ async def check_bot(
         # The quit semantics: the bot must exit by itself after "quit".
         quit_ok = await _quits_cleanly(bot)
         await opponent.stop()
+    for p in problems:
+        write("FAIL " + p)
+    shown = len(problems)
+    if stopped_early:
+        write(f"(stopped after game {len(records)}: the bot keeps failing)")
     for kind, label in DECISION_KINDS.items():
         write(f"decision {label}: {'ok' if kind in seen else 'never answered'}")
     missing = [DECISION_KINDS[k] for k in DECISION_KINDS if k not in seen]
@@ -129,7 +135,7 @@ async def check_bot(
         )
     elif quit_ok is True:
         write("quit: ok (exited by itself)")
-    for p in problems:
+    for p in problems[shown:]:
         write("FAIL " + p)
     write(
         "PASS: the bot follows the protocol"

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import trio
 
 from arbiter.bot import Bot, BotCommand, Limits, open_bot
@@ -63,6 +64,9 @@ NOTICE_TIMEOUT = 5.0
 QUIT_GRACE = 2.0
 """Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
 PROTOCOL_VERSION = 1
+
+_CRASH_REASONS = ("disconnected", "no_handshake", "resource_limit")
+"""Faults whose record quotes the end of the bot's stderr (usually the error it died of)."""
 
 FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
 _QUIT_LINE = encode(Quit()).rstrip(b"\n")
@@ -111,6 +115,8 @@ class BotSession:
         """The running process, if any."""
         self.next_request_id = 1
         """Request ids increase across the games of one process."""
+        self.last_stderr = b""
+        """The end of the stderr of the last process stopped (to explain a crash)."""
         self.deal_sets_seen: set[int] = set()
         """Deal sets this process has played: it is never shown one twice."""
         self.nursery = nursery
@@ -206,13 +212,22 @@ class BotSession:
 
     async def stop(self) -> None:
         """Stop the process (quit, then escalating signals) and wait until it is reaped."""
-        release, done = self._release, self._done
+        release, done, bot = self._release, self._done, self.bot
         self._release = self._done = None
         self.bot = None
         if release is not None and done is not None:
             release.set()
             with trio.CancelScope(shield=True):
                 await done.wait()
+        if bot is not None:
+            self.last_stderr = bot.stderr_tail
+
+    def stderr_hint(self) -> str:
+        """The last line the stopped process wrote to stderr, for a fault's detail."""
+        lines = [ln for ln in self.last_stderr.splitlines() if ln.strip()]
+        if not lines:
+            return ""
+        return "; its stderr ends: " + lines[-1][-200:].decode("utf-8", "replace").strip()
 
 
 @dataclass(frozen=True)
@@ -269,11 +284,12 @@ async def play_game(
         try:
             await sessions[seat].ensure_started()
         except BotFault as fault:
+            hint = sessions[seat].stderr_hint() if fault.reason.value in _CRASH_REASONS else ""
             return unplayed_record(
                 spec,
                 seat,
                 fault.reason.value,
-                fault.detail,
+                fault.detail + hint,
                 line=fault.line,
                 info=[sessions[0].info, sessions[1].info],
                 started=started,
@@ -419,6 +435,10 @@ async def play_game(
         if not corrupted:
             await sessions[seat].tell(Forfeit(game=str(spec.game_id), reason=reason, detail=detail))
         await sessions[seat].stop()
+        if reason in _CRASH_REASONS:
+            termination = msgspec.structs.replace(
+                termination, detail=detail + sessions[seat].stderr_hint()
+            )
         if on_event is not None:
             on_event(f"game {spec.game_id}: {spec.engines[seat]} faulted: {reason}: {detail}")
     winner = ref.winner if ref.winner is not None else ref.state.winner

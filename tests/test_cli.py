@@ -138,3 +138,19 @@ def test_check_reports_a_bot_that_never_answers(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "no_handshake" in result.stdout and "fix: answer the arbiter's hello" in result.stdout
+
+
+def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
+    bot = tmp_path / "crash.py"
+    bot.write_text('raise SystemExit("mybot: cannot load weights")\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", "check", f"{sys.executable} {bot}"],
+        env=ENV,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "its stderr ends: mybot: cannot load weights" in result.stdout
+    assert "stopped after game 3" in result.stdout
