@@ -202,7 +202,12 @@ def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+        what = f"{problem} ({context})" if context else problem
+        raise ConfigError(f"{where}: not valid YAML: {what}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a mapping of keys (engines:, format:...)")
     try:
@@ -224,51 +229,69 @@ def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
         line = _line_of(root, path)
         where = f"{source}:{line}" if line else source
         raise ConfigError(f"{where}: {path}: {detail}") from None
-    _check(config, source)
+    _check(config, source, root)
     return config
 
 
-def _check(config: TournamentConfig, source: str) -> None:
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def _check(config: TournamentConfig, source: str, root: yaml.Node | None) -> None:
+    """Checks that span several keys; errors name the key path and its line."""
+
+    def fail(path: str, message: str) -> ConfigError:
+        line = _line_of(root, path)
+        return ConfigError(
+            f"{source}:{line}: {path}: {message}" if line else f"{source}: {path}: {message}"
+        )
+
     names = [e.name for e in config.engines]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ConfigError(f"{source}: $.engines: engine name {dupes[0]!r} is used twice")
     for i, e in enumerate(config.engines):
+        if not _NAME_RE.fullmatch(e.name):
+            raise fail(
+                f"$.engines[{i}].name",
+                f"engine name {e.name!r} must start with a letter or digit and use only "
+                "letters, digits and . _ + -",
+            )
+        if names.index(e.name) != i:
+            raise fail(f"$.engines[{i}].name", f"engine name {e.name!r} is used twice")
         if e.command is None and (e.builtin or e.name) not in BUNDLED_ENGINES:
-            raise ConfigError(
-                f"{source}: $.engines[{i}]: engine {e.name!r} has no command and is not a "
-                f"bundled engine ({', '.join(BUNDLED_ENGINES)})"
+            raise fail(
+                f"$.engines[{i}]",
+                f"engine {e.name!r} has no command and is not a bundled engine "
+                f"({', '.join(BUNDLED_ENGINES)})",
             )
         for key, value in e.options.items():
             if not isinstance(value, str | int | float | bool | None):
-                raise ConfigError(
-                    f"{source}: $.engines[{i}].options.{key}: options are passed to the bot "
-                    f"in its hello and must be plain values (string, number, boolean, null), "
-                    f"not {type(value).__name__}"
+                raise fail(
+                    f"$.engines[{i}].options.{key}",
+                    "options are passed to the bot in its hello and must be plain values "
+                    f"(string, number, boolean, null), not {type(value).__name__}",
                 )
         if e.command is not None and not (
             e.command if isinstance(e.command, list) else e.command.strip()
         ):
-            raise ConfigError(f"{source}: $.engines[{i}].command: empty command")
+            raise fail(f"$.engines[{i}].command", "empty command")
     if len(config.engines) < 2:
-        raise ConfigError(f"{source}: $.engines: a tournament needs at least two engines")
+        raise fail("$.engines", "a tournament needs at least two engines")
     if config.format == "gauntlet":
         if config.challenger is None:
-            raise ConfigError(f"{source}: $.challenger: format gauntlet needs a challenger")
+            raise fail("$.format", "format gauntlet needs a challenger (key challenger:)")
         if config.challenger not in names:
-            raise ConfigError(
-                f"{source}: $.challenger: {config.challenger!r} is not one of the engines "
-                f"({', '.join(names)})"
+            raise fail(
+                "$.challenger",
+                f"{config.challenger!r} is not one of the engines ({', '.join(names)})",
             )
     if config.duplicate and config.games_per_pairing % 2:
-        raise ConfigError(
-            f"{source}: $.games_per_pairing: {config.games_per_pairing} is odd; with duplicate "
-            "deals games come in pairs, so it must be even"
+        raise fail(
+            "$.games_per_pairing",
+            f"{config.games_per_pairing} is odd; with duplicate deals games come in pairs, "
+            "so it must be even",
         )
     try:
         config.resolved_rules()
     except RulesError as exc:
-        raise ConfigError(f"{source}: $.rules: {exc}") from None
+        raise fail("$.rules", str(exc)) from None
 
 
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:

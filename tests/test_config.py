@@ -45,7 +45,7 @@ BAD_CASES = [
     (
         "duplicate-engine",
         "engines:\n  - name: random\n  - name: random\n",
-        "$.engines: engine name 'random' is used twice",
+        "x.yaml:3: $.engines[1].name: engine name 'random' is used twice",
     ),
     (
         "unknown-bundled",
@@ -54,7 +54,11 @@ BAD_CASES = [
     ),
     ("one-engine", "engines:\n  - name: random\n", "a tournament needs at least two engines"),
     ("odd-games", GOOD + "games_per_pairing: 3\n", "$.games_per_pairing: 3 is odd"),
-    ("gauntlet-no-challenger", GOOD + "format: gauntlet\n", "$.challenger: format gauntlet"),
+    (
+        "gauntlet-no-challenger",
+        GOOD + "format: gauntlet\n",
+        "x.yaml:4: $.format: format gauntlet needs a challenger",
+    ),
     (
         "gauntlet-unknown-challenger",
         GOOD + "format: gauntlet\nchallenger: expert\n",
@@ -84,7 +88,21 @@ BAD_CASES = [
     ),
     ("missing-engines", "seed: 3\n", "missing required key 'engines'"),
     ("not-a-mapping", "- a\n- b\n", "the config must be a mapping"),
-    ("invalid-yaml", "engines: [\n", "not valid YAML"),
+    (
+        "invalid-yaml",
+        "engines: [\n",
+        "x.yaml:2:1: not valid YAML: expected the node content, but found '<stream end>'",
+    ),
+    (
+        "bad-indentation",
+        "engines:\n  - name: a\n   command: x\n",
+        "x.yaml:3:4: not valid YAML: expected <block end>, but found '<block mapping start>'",
+    ),
+    (
+        "bad-engine-name",
+        "engines:\n  - name: a~b\n    command: x\n  - name: random\n",
+        "x.yaml:2: $.engines[0].name: engine name 'a~b' must start with a letter or digit",
+    ),
     (
         "nested-option",
         "engines:\n  - name: random\n    options: {a: {b: 1}}\n  - name: greedy\n",
