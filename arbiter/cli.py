@@ -269,6 +269,29 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _without_timing(r: GameRecord) -> GameRecord:
+    """A record without the fields that differ between two runs of the same game."""
+    deals = [
+        msgspec.structs.replace(d, actions=[msgspec.structs.replace(a, ms=0.0) for a in d.actions])
+        for d in r.deals
+    ]
+    return msgspec.structs.replace(r, deals=deals, started="", seconds=0.0)
+
+
+def _missing_games(resolved: dict[str, Any], have: set[int]) -> set[int]:
+    """Game ids of the full schedule of a resolved config that are not in ``have``."""
+    from arbiter.tournament import schedule_of
+
+    fields = set(TournamentConfig.__struct_fields__)
+    try:
+        config = msgspec.convert(
+            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
+        )
+        return {g.game_id for g in schedule_of(config)} - have
+    except (msgspec.ValidationError, TournamentError, ScheduleError):
+        return set()
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     merged: dict[int, GameRecord] = {}
     configs: list[dict[str, Any]] = []
@@ -283,7 +306,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
             configs.append(cfg)
         for r in _load_records(path):
             old = merged.get(r.game_id)
-            if old is not None and old != r:
+            if old is not None and _without_timing(old) != _without_timing(r):
                 raise UsageError(f"game {r.game_id} appears in two shards with different results")
             merged[r.game_id] = r
     for cfg in configs[1:]:
@@ -301,6 +324,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
         (out / "config.resolved.json").write_bytes(
             msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n"
         )
+    if configs:
+        missing = _missing_games(configs[0], {r.game_id for r in records})
+        if missing:
+            _say(
+                f"warning: the merged result lacks {len(missing)} game(s) of the schedule "
+                f"(first missing game ids: {sorted(missing)[:5]}); is a shard missing or "
+                "unfinished?"
+            )
     print(f"merged {len(records)} games from {len(args.dirs)} directories into {out}/")
     print(_write_outputs(records, out, seed=_run_seed(out)))
     return 0

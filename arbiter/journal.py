@@ -70,8 +70,7 @@ def read_journal(path: Path) -> JournalRead:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             if last:
                 warnings.append(
-                    f"{path}:{lineno}: dropped a truncated last record ({len(chunk)} bytes: "
-                    f"{exc}); its game will be played again"
+                    f"{path}:{lineno}: dropped a truncated last record ({len(chunk)} bytes: {exc})"
                 )
                 break
             raise JournalError(

@@ -268,7 +268,7 @@ async def _run_locked(
             )
     for warning in found.warnings:
         if on_event is not None:
-            on_event("warning: " + warning)
+            on_event(f"warning: {warning}; its game will be played again")
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "logs").mkdir(exist_ok=True)
     resolved_path.write_bytes(msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")

@@ -169,7 +169,9 @@ def test_kill_9_and_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_shards_merged_equal_the_unsharded_run(tmp_path: Path) -> None:
+def test_shards_merged_equal_the_unsharded_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Shards 1/3, 2/3, 3/3 merged give exactly the unsharded records."""
     whole = _run(_config(4), tmp_path / "whole")
     dirs = []
@@ -180,6 +182,10 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path: Path) -> None:
     assert cli_main(["merge", *dirs, "--out", str(tmp_path / "merged")]) == 0
     merged = read_journal(tmp_path / "merged" / "games.jsonl").records
     assert [_comparable(r) for r in merged] == [_comparable(r) for r in whole]
+    assert "lacks" not in capsys.readouterr().err
+    # A shard forgotten: the merge says so.
+    assert cli_main(["merge", *dirs[:2], "--out", str(tmp_path / "partial")]) == 0
+    assert "the merged result lacks 4 game(s) of the schedule" in capsys.readouterr().err
 
 
 def test_shards_partition_the_schedule_by_pairs() -> None:
