@@ -72,6 +72,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         config = parse_config(default_config_text(), "<default tournament>")
         base = Path.cwd()
         source = None
+        if args.out is None and not args.resume:
+            # Each run of the quick start gets its own directory, so running it again
+            # just works (and keeps the earlier results).
+            stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+            config = msgspec.structs.replace(config, out=f"{config.out}-{stamp}")
     else:
         config = load_config(args.config)
         base = Path(args.config).resolve().parent

@@ -78,6 +78,8 @@ class Progress:
     games_of: dict[str, int] = field(default_factory=dict)
     _last_line: float = 0.0
     _last_text: str = ""
+    engines: int = 0
+    """Engines in the run (a two-engine run shows its running score)."""
     quiet: bool = False
 
     def record(self, rec: GameRecord) -> None:
@@ -97,7 +99,7 @@ class Progress:
         left = self.total - self.done
         eta = left / rate if rate > 0 else math.inf
         leader = ""
-        if len(self.points) == 2:
+        if self.engines == 2 and len(self.points) == 2:
             # A match: show the running score.
             (a, pa), (b, pb) = self.points.items()
             leader = f"  score {a} {pa:g} - {pb:g} {b}"
@@ -281,6 +283,7 @@ async def _run_locked(
     todo = [g for g in games if g.game_id not in records]
     if progress is not None:
         progress.total = len(games)
+        progress.engines = len(config.engines)
         for r in sorted(records.values(), key=lambda r: r.game_id):
             progress.record(r)
 
