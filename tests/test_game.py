@@ -130,14 +130,20 @@ def game_spec(
     target: int = 5,
     time: TimeSettings = TIME,
     fault_policy: FaultPolicyName = "forfeit_game",
+    own_deals: bool = False,
 ) -> GameSpec:
-    """Game ``game_id`` of a match played in duplicate pairs (games 1 and 2 share decks)."""
+    """Game ``game_id`` of a match played in duplicate pairs (games 1 and 2 share decks).
+
+    ``own_deals`` gives the game a deal set of its own: the arbiter restarts a bot before
+    it would see the same deals twice, and tests that count restarts due to faults must
+    not mix those in.
+    """
     return GameSpec(
         game_id=game_id,
         engines=engines,
         rules=make_rules(target=target),
         seed=SEED,
-        deal_set=(game_id + 1) // 2,
+        deal_set=game_id + 100 if own_deals else (game_id + 1) // 2,
         first_dealer=game_id % 2,
         pair_id=f"p{(game_id + 1) // 2}",
         match=f"{engines[0]}~{engines[1]}",
@@ -192,7 +198,11 @@ async def play_match(
             for game_id in range(1, games + 1):
                 seats = (bad, other) if game_id % 2 else (other, bad)
                 spec = game_spec(
-                    game_id, (seats[0].name, seats[1].name), time=time, fault_policy=fault_policy
+                    game_id,
+                    (seats[0].name, seats[1].name),
+                    time=time,
+                    fault_policy=fault_policy,
+                    own_deals=True,
                 )
                 records.append(await play_game(spec, seats))
         finally:
@@ -467,13 +477,15 @@ async def test_fault_does_not_disturb_concurrent_game(tmp_path: Path) -> None:
         async def games_a() -> None:
             for game_id in (1, 2):
                 seats = (crash, rand_a) if game_id % 2 else (rand_a, crash)
-                spec = game_spec(game_id, (seats[0].name, seats[1].name))
+                spec = game_spec(game_id, (seats[0].name, seats[1].name), own_deals=True)
                 a_records.append(await play_game(spec, seats))
             a_done.set()
 
         async def games_b() -> None:
             while not a_done.is_set() or len(b_records) < 2:
-                spec = game_spec(len(b_records) + 1, ("random-b0", "random-b1"), target=11)
+                spec = game_spec(
+                    len(b_records) + 1, ("random-b0", "random-b1"), target=11, own_deals=True
+                )
                 b_records.append(await play_game(spec, (b0, b1)))
 
         try:
@@ -500,7 +512,9 @@ async def test_fault_does_not_disturb_concurrent_game(tmp_path: Path) -> None:
         )
         try:
             for record in b_records:
-                spec = game_spec(record.game_id, ("random-b0", "random-b1"), target=11)
+                spec = game_spec(
+                    record.game_id, ("random-b0", "random-b1"), target=11, own_deals=True
+                )
                 replay = await play_game(spec, alone)
                 assert actions_of(replay) == actions_of(record)
                 assert (replay.scores, replay.winner) == (record.scores, record.winner)
