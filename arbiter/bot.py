@@ -330,16 +330,27 @@ class Bot:
 
     # -- exchanges -------------------------------------------------------------
 
-    async def request(self, line: bytes, *, timeout: float) -> tuple[bytes, float]:
+    async def request(
+        self, line: bytes, *, timeout: float, preceding: list[bytes] | None = None
+    ) -> tuple[bytes, float]:
         """Send ``line`` and return the reply line and the seconds the exchange took.
 
-        ``timeout`` covers writing the request and reading the whole reply.  Raises
-        :class:`~arbiter.faults.InvalidMessage` first if the bot had already
+        ``timeout`` covers writing the request and reading the whole reply.
+        ``preceding`` lines (notices) go out in the same write, just before ``line``.
+        Raises :class:`~arbiter.faults.InvalidMessage` first if the bot had already
         written something unrequested.
         """
         self.check_unrequested()
+        checked = False
+        if preceding:
+            if any(b"\n" in p for p in preceding):
+                raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
+            if b"\n" in line:
+                raise ArbiterError(f"line for bot {self.name!r} contains a newline: {line[:80]!r}")
+            line = b"\n".join([*preceding, line])
+            checked = True
         start = trio.current_time()
-        reply = await self._exchange(line, start + timeout, reply=True)
+        reply = await self._exchange(line, start + timeout, reply=True, checked=checked)
         return reply, trio.current_time() - start
 
     async def send(self, line: bytes, *, deadline: float) -> None:

@@ -331,6 +331,8 @@ async def play_game(
             reason, detail = _reason_detail(exc)
             ref.forfeit(seat, reason, detail)
 
+    # Notices kept back to go out with the same seat's next request.
+    held: list[list[bytes]] = [[], []]
     try:
         while True:
             # Until the outbox is empty: a fault found while sending queues more notices
@@ -356,14 +358,18 @@ async def play_game(
                     if not isinstance(msg, Forfeit):  # told just before the bot is stopped
                         outgoing[seat].append(encode(msg).rstrip(b"\n"))
                 # Each seat's notices go out in one write: one syscall, one checkpoint.
+                # The seat asked next gets its notices in the same write as its request.
+                upcoming = ref.pending_seat
                 for seat in (0, 1):
+                    lines, held[seat] = held[seat] + outgoing[seat], []
                     bot = sessions[seat].bot
-                    if not outgoing[seat] or substitute[seat] or bot is None or bot.fault:
+                    if not lines or substitute[seat] or bot is None or bot.fault:
+                        continue
+                    if upcoming == seat:
+                        held[seat] = lines
                         continue
                     try:
-                        await bot.send_many(
-                            outgoing[seat], deadline=trio.current_time() + NOTICE_TIMEOUT
-                        )
+                        await bot.send_many(lines, deadline=trio.current_time() + NOTICE_TIMEOUT)
                     except BotFault as exc:
                         if not ref.over:
                             charge(seat, exc, exc.line)
@@ -382,8 +388,9 @@ async def play_game(
             limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
             line: bytes | None = None
             try:
+                preceding, held[seat] = held[seat], []
                 line, elapsed = await bot.request(
-                    encode(req).rstrip(b"\n"), timeout=limit_ms / 1000
+                    encode(req).rstrip(b"\n"), timeout=limit_ms / 1000, preceding=preceding
                 )
                 ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
             except (BotFault, BadReply, ProtocolError) as exc:

@@ -179,6 +179,11 @@ class Referee:
         """The ids each seat's next request will get (the next game's ``first_request_ids``)."""
         return self._next_ids[0], self._next_ids[1]
 
+    @property
+    def pending_seat(self) -> int | None:
+        """The seat a decision is pending from (cheaper than :meth:`request`)."""
+        return None if self._pending is None else self._pending[0]
+
     def notices(self) -> list[tuple[int, ToBot]]:
         """Take the queued notices, in the order they must be sent."""
         out, self._outbox = self._outbox, []
