@@ -72,7 +72,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         config = parse_config(default_config_text(), "<default tournament>")
         base = Path.cwd()
         source = None
-        if args.out is None and not args.resume:
+        if args.out is None and args.resume:
+            runs = sorted(str(p) for p in Path(config.out).parent.glob("bundled-*"))
+            raise UsageError(
+                "--resume needs --out DIR naming the run to continue"
+                + (f" (earlier runs: {', '.join(runs[-3:])})" if runs else "")
+            )
+        if args.out is None:
             # Each run of the quick start gets its own directory, so running it again
             # just works (and keeps the earlier results).
             stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"

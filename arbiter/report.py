@@ -52,7 +52,8 @@ def _fmt_elo(x: float) -> str:
 
 
 def _fmt_err(x: float | None) -> str:
-    if x is None:
+    # None: no interval computed; 0: a degenerate bootstrap (too few pairs to resample).
+    if x is None or x == 0:
         return "-"
     return "inf" if math.isinf(x) else f"{x:.0f}"
 

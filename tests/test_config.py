@@ -178,3 +178,8 @@ def test_cli_match_names_a_command_after_its_script() -> None:
     assert _engine("random").name == "random"
     assert _engine("/bin/sh bots/my-bot.py --fast").name == "my-bot"
     assert _engine("/bin/sh").command == "/bin/sh"
+
+
+def test_cli_resume_of_the_default_run_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["tournament", "--resume"]) == 2
+    assert "--resume needs --out DIR" in capsys.readouterr().err
