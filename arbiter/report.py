@@ -173,15 +173,16 @@ class Report:
 
     def text(self) -> str:
         """The whole report."""
+        # The standings come last: they are what stays on the screen.
         return "\n".join(
             [
-                "== standings",
-                self.standings_text(),
-                "== crosstable (row's wins-losses against column)",
-                self.crosstable_text(),
                 "== head to head",
                 self.head_to_head_text(),
                 self.faults_text(),
+                "== crosstable (row's wins-losses against column)",
+                self.crosstable_text(),
+                "== standings",
+                self.standings_text(),
             ]
         )
 
