@@ -139,8 +139,8 @@ def test_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
 def test_kill_9_and_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     """SIGKILL the arbiter mid-run, resume: the records equal an uninterrupted run's."""
     cfg = tmp_path / "t.yaml"
-    cfg.write_text(_config(8))
-    reference = _run(_config(8), tmp_path / "ref")
+    cfg.write_text(_config(16))
+    reference = _run(_config(16), tmp_path / "ref")
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "arbiter", "tournament", str(cfg), "--out", str(out), "--quiet"]
