@@ -121,6 +121,10 @@ class TournamentConfig(_Strict, frozen=True):
     time_control: TimeControl = msgspec.field(default_factory=TimeControl)
     faults: FaultPolicy = msgspec.field(default_factory=FaultPolicy)
     limits: Limits = msgspec.field(default_factory=Limits)
+    isolate_deals: bool = True
+    """Restart a bot before it would see deals it has already played (so that no bot can
+    remember the cards of a duplicate pair); false reuses processes: faster, for bots you
+    trust."""
     concurrency: Positive | None = None
     """Games played at once (default: the number of cores)."""
     seed: int | None = None

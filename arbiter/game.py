@@ -244,6 +244,8 @@ class GameSpec:
     match: str = ""
     time: TimeSettings = field(default_factory=TimeSettings)
     fault_policy: FaultPolicyName = "forfeit_game"
+    isolate_deals: bool = True
+    """Start a fresh process for a bot that has already played this game's deals."""
 
 
 @dataclass
@@ -277,7 +279,7 @@ async def play_game(
     tm = spec.time
     # Start both bots; a bot that cannot start or handshake forfeits the game unplayed.
     for seat in (0, 1):
-        if spec.deal_set in sessions[seat].deal_sets_seen:
+        if spec.isolate_deals and spec.deal_set in sessions[seat].deal_sets_seen:
             # The same deals again (the other game of a duplicate pair, or another
             # pairing): a fresh process, so that no bot can remember the cards.
             await sessions[seat].stop()

@@ -152,6 +152,7 @@ def _resolved(config: TournamentConfig, shard_spec: tuple[int, int] | None) -> d
 def _same_run(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """Keys whose change would make a resumed run differ from the original."""
     keys = (
+        "isolate_deals",
         "engines",
         "format",
         "challenger",
@@ -354,6 +355,7 @@ async def _run_locked(
             match=f"{game.pairing[0]}~{game.pairing[1]}",
             time=time_settings,
             fault_policy=config.faults.policy,
+            isolate_deals=config.isolate_deals,
         )
 
     def skip_reason(game: ScheduledGame) -> GameRecord | None:

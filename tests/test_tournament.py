@@ -265,6 +265,11 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
     seen = log.read_text().split("\n")[:-1]
     assert len(seen) == len(set(seen)), "a process was dealt the same deal set twice"
     assert len(seen) == sum(r.engines.count("m1") + r.engines.count("m2") for r in records)
+    # For trusted bots the isolation can be turned off: processes then see deals again.
+    log.unlink()
+    _run(text + "isolate_deals: false\n", tmp_path / "trusted")
+    again = log.read_text().split("\n")[:-1]
+    assert len(again) > len(set(again))
 
 
 def test_schedule_shapes() -> None:
