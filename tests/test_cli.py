@@ -117,6 +117,7 @@ def test_check_passes_the_random_engine() -> None:
     assert "PASS" in result.stdout and "never answered" not in result.stdout
 
 
+@pytest.mark.slow
 def test_check_reports_a_bot_that_never_answers(tmp_path: Path) -> None:
     bot = tmp_path / "mute.py"
     bot.write_text("import time\ntime.sleep(60)\n")

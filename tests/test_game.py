@@ -252,6 +252,7 @@ CASES = [
     pytest.param(
         Case("proto_sleep_on_request", "timeout", r"no reply within 0\.5"),
         id="sleep-on-request",
+        marks=pytest.mark.slow,  # each stop waits out the 2 s quit grace
     ),
     pytest.param(
         Case("proto_illegal_card", "illegal_action", r"illegal action '\w\w' .* phase TRICK"),
@@ -269,12 +270,13 @@ CASES = [
             line=r'^\{"type": "action", .* {100}$',
         ),
         id="10MB-line",
+        marks=pytest.mark.slow,
     ),
     pytest.param(Case("proto_stderr_flood", "normal"), id="stderr-flood-100MB"),
     pytest.param(
         Case("proto_ignore_term", "timeout", r"no reply within 0\.5", killed=True),
         id="ignore-sigterm",
-        marks=pytest.mark.slow,  # 2 s per game to stop: 1 s for the exit, 1 s after SIGTERM
+        marks=pytest.mark.slow,  # 3 s per game to stop: 2 s for the exit, 1 s after SIGTERM
     ),
     pytest.param(
         Case("proto_grandchild_exit", "disconnected", r"exited with code 0"),
@@ -291,6 +293,7 @@ CASES = [
     pytest.param(
         Case("proto_close_stdin", "disconnected", r"closed its stdin while still running"),
         id="close-stdin",
+        marks=pytest.mark.slow,
     ),
     pytest.param(
         Case("proto_unrequested", "invalid_message", r"unrequested line", line=r"^debug: played"),
@@ -366,7 +369,7 @@ async def test_misbehaving_bot(case: Case, tmp_path: Path) -> None:
     "script",
     [
         pytest.param("proto_crash_first_turn", id="fault-in-a-request"),
-        pytest.param("proto_close_stdin", id="fault-in-a-notice"),
+        pytest.param("proto_close_stdin", id="fault-in-a-notice", marks=pytest.mark.slow),
     ],
 )
 async def test_other_bot_is_told_game_end(script: str, tmp_path: Path) -> None:
