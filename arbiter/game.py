@@ -341,6 +341,7 @@ async def play_game(
             # (the forfeit's game_end for the other bot).
             while batch := ref.notices():
                 outgoing: tuple[list[bytes], list[bytes]] = ([], [])
+                wire: dict[int, bytes] = {}
                 for seat, msg in batch:
                     if seat == 0 and isinstance(msg, DealNotice):
                         deck = ref.decks[msg.deal - 1]
@@ -358,7 +359,11 @@ async def play_game(
                             )
                         )
                     if not isinstance(msg, Forfeit):  # told just before the bot is stopped
-                        outgoing[seat].append(encode(msg).rstrip(b"\n"))
+                        # Public notices go to both seats as one object: encode it once.
+                        data = wire.get(id(msg))
+                        if data is None:
+                            data = wire[id(msg)] = encode(msg)[:-1]
+                        outgoing[seat].append(data)
                 # Each seat's notices go out in one write: one syscall, one checkpoint.
                 # The seat asked next gets its notices in the same write as its request.
                 upcoming = ref.pending_seat
@@ -392,7 +397,7 @@ async def play_game(
             try:
                 preceding, held[seat] = held[seat], []
                 line, elapsed = await bot.request(
-                    encode(req).rstrip(b"\n"), timeout=limit_ms / 1000, preceding=preceding
+                    encode(req)[:-1], timeout=limit_ms / 1000, preceding=preceding
                 )
                 ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
             except (BotFault, BadReply, ProtocolError) as exc:

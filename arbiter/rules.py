@@ -53,6 +53,7 @@ from arbiter.cards import (
 __all__ = [
     "ACCEPT",
     "DISCARD",
+    "HIGHER_IN_SUIT",
     "MARK",
     "NO_MARK",
     "PRESETS",
@@ -315,7 +316,7 @@ class ScoreReason(IntEnum):
 
 # --------------------------------------------------------------------------- pure helpers
 
-_ABOVE: Final = tuple(~((2 << c) - 1) & SUIT_MASKS[c >> 3] for c in range(32))
+HIGHER_IN_SUIT: Final = tuple(~((2 << c) - 1) & SUIT_MASKS[c >> 3] for c in range(32))
 """For each card, the bit set of the higher cards of its suit."""
 
 
@@ -330,7 +331,7 @@ def legal_cards(hand: int, lead: int, trump: int, must_trump: bool = True) -> in
         return hand
     same = hand & SUIT_MASKS[lead >> 3]
     if same:
-        higher = same & _ABOVE[lead]
+        higher = same & HIGHER_IN_SUIT[lead]
         return higher or same
     if must_trump:
         trumps = hand & SUIT_MASKS[trump]

@@ -32,6 +32,7 @@ from typing import Final
 from arbiter.cards import FULL_PACK, KING, SUIT_MASKS, Card, card_list
 from arbiter.rules import (
     DISCARD,
+    HIGHER_IN_SUIT,
     Phase,
     Rules,
     State,
@@ -79,8 +80,6 @@ ViewChooser = Callable[[Observation, random.Random], str]
 StatePlayer = Callable[[State, int, random.Random], int]
 """An in-process player: the whole state (it promises to look only at what it may), a
 seat and a random source in, an action int out."""
-
-_ABOVE: Final = tuple(~((2 << c) - 1) & SUIT_MASKS[c >> 3] for c in range(32))
 
 
 def card_mask(texts: list[str]) -> int:
@@ -231,7 +230,7 @@ def _excluded_by_reply(lead: int, reply: int, trump: int, must_trump: bool) -> i
     """Cards the second player cannot have held, given his legal reply to ``lead``."""
     suit = SUIT_MASKS[lead >> 3]
     if reply >> 3 == lead >> 3:
-        return 0 if reply > lead else _ABOVE[lead]
+        return 0 if reply > lead else HIGHER_IN_SUIT[lead]
     out = suit
     if must_trump and reply >> 3 != trump:
         out |= SUIT_MASKS[trump]
@@ -285,18 +284,10 @@ def _lead(a: int, b: int, trump: int, must_trump: bool, memo: dict[int, int]) ->
         memo[key] = v
         return v
     best = -1
-    tmask = SUIT_MASKS[trump]
     for c in card_list(a):
         a2 = a & ~(1 << c)
         cs = c >> 3
-        same = b & SUIT_MASKS[cs]
-        if same:
-            higher = same & _ABOVE[c]
-            replies = higher or same
-        elif must_trump and b & tmask:
-            replies = b & tmask
-        else:
-            replies = b
+        replies = legal_cards(b, c, trump, must_trump)
         worst = n
         for r in card_list(replies):
             b2 = b & ~(1 << r)
@@ -351,19 +342,11 @@ def _wins(a: int, b: int, need: int, trump: int, must_trump: bool, memo: dict[in
             v = r >> 3 != trump
         memo[key] = v
         return v
-    tmask = SUIT_MASKS[trump]
     res = False
     for c in reversed(card_list(a)):
         a2 = a & ~(1 << c)
         cs = c >> 3
-        same = b & SUIT_MASKS[cs]
-        if same:
-            higher = same & _ABOVE[c]
-            replies = higher or same
-        elif must_trump and b & tmask:
-            replies = b & tmask
-        else:
-            replies = b
+        replies = legal_cards(b, c, trump, must_trump)
         ok = True
         for r in card_list(replies):
             b2 = b & ~(1 << r)

@@ -338,14 +338,20 @@ class _Model:
         return w
 
 
-def _utility_after_exchanges(state: State, me: int) -> float:
-    """Value for ``me`` of a state whose exchanges are over: marks, then double dummy."""
+def _king_bonus(state: State) -> list[int]:
+    """The point each seat will score for marking a king of trumps it still holds."""
     bonus = [0, 0]
     if not state.king_done:
         king = 1 << (state.trump * 8 + KING)
         for seat in (0, 1):
             if state.hands[seat] & king:
                 bonus[seat] = 1
+    return bonus
+
+
+def _utility_after_exchanges(state: State, me: int) -> float:
+    """Value for ``me`` of a state whose exchanges are over: marks, then double dummy."""
+    bonus = _king_bonus(state)
     nd = 1 - state.dealer
     lead_tricks = dd_lead(
         state.hands[nd], state.hands[state.dealer], state.trump, state.rules.must_trump
@@ -369,12 +375,7 @@ def rollout_value(state: State, me: int, first: int) -> float:
 
 def _search_value(state: State, me: int, win: bool) -> float:
     """Like :func:`_utility_after_exchanges`, valued as the chance of winning the game."""
-    bonus = [0, 0]
-    if not state.king_done:
-        king = 1 << (state.trump * 8 + KING)
-        for seat in (0, 1):
-            if state.hands[seat] & king:
-                bonus[seat] = 1
+    bonus = _king_bonus(state)
     nd = 1 - state.dealer
     lead_tricks = dd_class(
         state.hands[nd], state.hands[state.dealer], state.trump, state.rules.must_trump
