@@ -65,10 +65,14 @@ Resource limits (heuristic)
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import resource
+import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -86,6 +90,7 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
+from arbiter.sandbox import SandboxPlan, wrap_command
 
 __all__ = [
     "DEFAULT_MAX_LINE",
@@ -144,7 +149,14 @@ class BotCommand:
     """The working directory, or ``None`` for the arbiter's."""
 
     env: dict[str, str] | None = None
-    """Variables added on top of the arbiter's environment."""
+    """Variables added on top of the arbiter's environment (or of :attr:`base_env`)."""
+
+    base_env: dict[str, str] | None = None
+    """The environment ``env`` is added to; ``None``: the arbiter's whole environment.
+    Tournaments pass :func:`arbiter.sandbox.minimal_env` here."""
+
+    sandbox: SandboxPlan | None = None
+    """Run the process inside this sandbox (see :mod:`arbiter.sandbox`); ``None``: as is."""
 
 
 @dataclass(frozen=True)
@@ -195,22 +207,159 @@ def _live_group_members(pgid: int) -> list[int]:
     return members
 
 
-async def _deliver_cancel(proc: trio.Process) -> None:
-    """Used by trio.run_process when it is cancelled: the group, not only the leader."""
-    _killpg(proc.pid, signal.SIGTERM)
-    await trio.sleep(1.0)
-    _killpg(proc.pid, signal.SIGKILL)
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
 
 
-def _limits_preexec(limits: Limits) -> Callable[[], None]:
+# Looked up once, in the parent: between fork and exec the child does as little as it can.
+_PRCTL: Final = _load_prctl()
+_PR_SET_PDEATHSIG: Final = 1
+
+_LIVE: set[int] = set()
+"""PIDs of bot processes started and not yet reaped (see :func:`live_pids`)."""
+
+
+def live_pids() -> set[int]:
+    """PIDs of the bot processes this arbiter started that have not been reaped yet."""
+    return set(_LIVE)
+
+
+def _child_setup(limits: Limits | None, parent: int) -> Callable[[], None]:
+    """What runs in the child between fork and exec: the death signal, then the limits."""
+    prctl = _PRCTL
+
     def apply() -> None:
-        if limits.memory_mb is not None:
-            size = limits.memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (size, size))
-        if limits.cpu_seconds is not None:
-            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+        if prctl is not None:
+            # Die with the arbiter, even when it is killed with SIGKILL.
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if os.getppid() != parent:  # the arbiter died before the line above
+                os._exit(1)
+        if limits is not None:
+            if limits.memory_mb is not None:
+                size = limits.memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (size, size))
+            if limits.cpu_seconds is not None:
+                cpu = limits.cpu_seconds
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
     return apply
+
+
+class _Child:
+    """A started bot process: its PID, exit status and the arbiter's ends of its pipes."""
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: int,
+        stdout: int,
+        stderr: int,
+        *,
+        sandboxed: bool = False,
+    ) -> None:
+        self.popen = popen
+        self.sandboxed = sandboxed
+        self.pid = popen.pid
+        self.stdin = trio.lowlevel.FdStream(stdin)
+        self.stdout = trio.lowlevel.FdStream(stdout)
+        self.stderr = trio.lowlevel.FdStream(stderr)
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once reaped (``-N``: killed by signal N)."""
+        code = self.popen.returncode
+        if self.sandboxed and code is not None and 128 < code < 128 + signal.NSIG:
+            # bwrap exits with 128 + N when the bot dies of signal N, as a shell does.
+            return 128 - code
+        return code
+
+
+def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
+    """Start the process from the calling thread (the event loop's), never a worker thread.
+
+    ``PR_SET_PDEATHSIG`` (and bubblewrap's ``--die-with-parent``) fire when the *thread*
+    that forked the child exits.  ``trio.run_process`` forks from a worker thread that
+    is retired after ten idle seconds, which would kill healthy bots; the event loop's
+    thread lives as long as the run.  Spawning blocks the loop for a millisecond or two.
+    """
+    env: dict[str, str] | None = None
+    if command.env is not None or command.base_env is not None:
+        base = os.environ if command.base_env is None else command.base_env
+        env = {**base, **(command.env or {})}
+    argv = list(command.argv)
+    cwd = command.cwd
+    if command.sandbox is not None:
+        # bwrap would report these as its own exit status 1; say them as a spawn would.
+        if cwd is not None and not os.path.isdir(cwd):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
+        _check_program(argv[0], cwd, env)
+        argv = wrap_command(argv, cwd, command.sandbox)
+    to_child = os.pipe()
+    from_child = os.pipe()
+    err_child = os.pipe()
+    child_ends = (to_child[0], from_child[1], err_child[1])
+    ours = (to_child[1], from_child[0], err_child[0])
+    try:
+        popen = subprocess.Popen(
+            argv,
+            stdin=to_child[0],
+            stdout=from_child[1],
+            stderr=err_child[1],
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_child_setup(limits, os.getpid()),
+        )
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in child_ends:
+            os.close(fd)
+    _LIVE.add(popen.pid)
+    return _Child(popen, *ours, sandboxed=command.sandbox is not None)
+
+
+def _check_program(program: str, cwd: str | None, env: dict[str, str] | None) -> None:
+    """Raise the OSError a spawn would raise if ``program`` cannot be executed."""
+    if "/" in program:
+        path = os.path.join(cwd or os.getcwd(), program)
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", program)
+        return
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    if shutil.which(program, path=search) is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+
+
+async def _wait_exit(child: _Child) -> None:
+    """Wait until the process has exited, and reap it."""
+    popen = child.popen
+    try:
+        pidfd: int | None = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: poll
+        pidfd = None
+    try:
+        while popen.poll() is None:
+            if pidfd is None:
+                await trio.sleep(0.01)
+            else:
+                await trio.lowlevel.wait_readable(pidfd)
+    finally:
+        if pidfd is not None:
+            trio.lowlevel.notify_closing(pidfd)
+            os.close(pidfd)
+        if popen.returncode is not None:
+            _LIVE.discard(popen.pid)
 
 
 class _ExitWatch:
@@ -225,24 +374,22 @@ class _ExitWatch:
         command: BotCommand,
         limits: Limits | None,
         *,
-        task_status: trio.TaskStatus[trio.Process] = trio.TASK_STATUS_IGNORED,
+        task_status: trio.TaskStatus[_Child] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        env = None if command.env is None else {**os.environ, **command.env}
+        child = _spawn(command, limits)
         try:
-            await trio.run_process(
-                command.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                check=False,
-                cwd=command.cwd,
-                env=env,
-                start_new_session=True,
-                # preexec_fn forces fork+exec instead of posix_spawn: only when needed.
-                preexec_fn=None if limits is None else _limits_preexec(limits),
-                deliver_cancel=_deliver_cancel,
-                task_status=task_status,
-            )
+            task_status.started(child)
+            try:
+                await _wait_exit(child)
+            except BaseException:
+                # Cancelled (the nursery is closing): the group, not only the leader.
+                with trio.CancelScope(shield=True):
+                    _killpg(child.pid, signal.SIGTERM)
+                    with trio.move_on_after(1.0):
+                        await _wait_exit(child)
+                    _killpg(child.pid, signal.SIGKILL)
+                    await _wait_exit(child)
+                raise
         finally:
             self.exited.set()
             if self.io_scope is not None:
@@ -256,7 +403,7 @@ class Bot:
         self,
         *,
         name: str,
-        proc: trio.Process,
+        proc: _Child,
         watch: _ExitWatch,
         limits: Limits | None,
         max_line: int,
@@ -706,7 +853,7 @@ async def open_bot(
         async with trio.open_nursery() as nursery:
             watch = _ExitWatch()
             try:
-                proc: trio.Process = await nursery.start(watch.run, command, limits)
+                proc: _Child = await nursery.start(watch.run, command, limits)
             except (OSError, subprocess.SubprocessError) as exc:
                 if log is not None:
                     log.close()

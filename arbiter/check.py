@@ -20,6 +20,7 @@ from arbiter.bot import BotCommand
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
+from arbiter.sandbox import SandboxMode, SandboxPlan, minimal_env, sandbox_enabled
 
 __all__ = ["DECISION_KINDS", "check_bot", "decision_kind"]
 
@@ -63,16 +64,27 @@ async def check_bot(
     time_per_move: int = 2000,
     handshake_ms: int = 10_000,
     out: Callable[[str], None] | None = None,
+    sandbox: SandboxMode = "auto",
 ) -> bool:
-    """Run the check and print the report (or pass lines to ``out``); True if it complies."""
+    """Run the check and print the report (or pass lines to ``out``); True if it complies.
+
+    The bot runs in the sandbox ``sandbox`` asks for, as it would in a tournament.
+    """
     write: Callable[[str], None] = print if out is None else out
+    sandboxed, warning = sandbox_enabled(sandbox)
+    if warning is not None:
+        write(warning)
+    plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
+    command = BotCommand(
+        argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
+    )
     problems: list[str] = []
     seen: set[str] = set()
     rules = make_rules()
     records: list[GameRecord] = []
     stopped_early = False
     async with trio.open_nursery() as nursery:
-        bot = BotSession("checked", BotCommand(argv), nursery, handshake_ms=handshake_ms)
+        bot = BotSession("checked", command, nursery, handshake_ms=handshake_ms)
         opponent = BotSession(
             "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
         )

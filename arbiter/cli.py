@@ -6,8 +6,10 @@ import argparse
 import secrets
 import shlex
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Coroutine
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from arbiter.config import (
 from arbiter.journal import JournalError, read_journal, write_records
 from arbiter.record import GameRecord
 from arbiter.report import build_report, pgn_of
+from arbiter.sandbox import SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard
 from arbiter.stats import SprtState
 from arbiter.tournament import Progress, TournamentError, run_tournament
@@ -116,9 +119,15 @@ def _run(
     progress = Progress(total=0, quiet=getattr(args, "quiet", False))
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
-    try:
-        records = trio.run(
-            lambda: run_tournament(
+    if getattr(args, "sandbox", None):
+        config = msgspec.structs.replace(config, sandbox=args.sandbox)
+    hidden = [str(Path(source).resolve())] if source else []
+    stopped_by: list[int] = []
+
+    async def play() -> list[GameRecord] | None:
+        return await _until_signal(
+            stopped_by,
+            run_tournament(
                 config,
                 base_dir=base,
                 out_dir=out,
@@ -128,11 +137,17 @@ def _run(
                 on_event=_say,
                 stop_when=stop_when,
                 errors=errors,
-            )
+                hidden_paths=hidden,
+            ),
         )
+
+    try:
+        records = trio.run(play)
+        if records is None:
+            raise KeyboardInterrupt
     except BaseException as exc:
         # Ctrl+C arrives as KeyboardInterrupt, usually inside an exception group from
-        # the nurseries that were running games.
+        # the nurseries that were running games; SIGTERM and SIGHUP take the same path.
         if not isinstance(exc, KeyboardInterrupt) and not (
             isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None
         ):
@@ -152,11 +167,13 @@ def _run(
             parts += ["--seed", str(config.seed)]
         if shard_spec:
             parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
+        what = f"stopped by {signal.Signals(stopped_by[0]).name}" if stopped_by else "interrupted"
         _say(
-            "\ninterrupted: every finished game is in "
+            f"\n{what}: every finished game is in "
             f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
         )
-        return 130
+        # The shell's convention: 128 + the signal (130 for Ctrl+C, 143 SIGTERM, 129 SIGHUP).
+        return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
     print(_write_outputs(records, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
     if errors:
@@ -166,6 +183,30 @@ def _run(
         )
         return 1
     return 0
+
+
+async def _until_signal(
+    stopped_by: list[int], job: Coroutine[Any, Any, list[GameRecord]]
+) -> list[GameRecord] | None:
+    """Run ``job``; on SIGTERM or SIGHUP cancel it (bots stopped, journal closed), None.
+
+    Batch schedulers (Slurm, Kubernetes) and ``timeout`` stop a job with SIGTERM, and a
+    closed terminal sends SIGHUP: both end the run as Ctrl+C does.
+    """
+    result: list[GameRecord] | None = None
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                async for signum in signals:
+                    stopped_by.append(signum)
+                    nursery.cancel_scope.cancel()
+                    return
+
+        nursery.start_soon(watch)
+        result = await job
+        nursery.cancel_scope.cancel()
+    return result
 
 
 # ----------------------------------------------------------------------------- match
@@ -363,6 +404,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             games=args.games,
             time_per_move=args.time_per_move,
             handshake_ms=args.handshake_ms,
+            sandbox=args.sandbox or "auto",
         )
     )
     return 0 if ok else 1
@@ -384,6 +426,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true", help="continue an interrupted run")
     t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
     t.add_argument("--quiet", action="store_true", help="no progress output")
+    t.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        help="run bots in a sandbox: auto (default: where available), on (required), off",
+    )
     t.set_defaults(func=cmd_tournament)
 
     m = sub.add_parser("match", help="a match between two bots")
@@ -396,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--concurrency", type=int)
     m.add_argument("--resume", action="store_true")
     m.add_argument("--quiet", action="store_true")
+    m.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        help="run bots in a sandbox: auto (default: where available), on (required), off",
+    )
     m.add_argument(
         "--sprt",
         nargs="+",
@@ -410,6 +462,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--games", type=int, default=30, help="most games to play against random")
     c.add_argument("--time-per-move", type=int, default=2000, metavar="MS")
     c.add_argument("--handshake-ms", type=int, default=10_000, metavar="MS")
+    c.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        help="run bots in a sandbox: auto (default: where available), on (required), off",
+    )
     c.set_defaults(func=cmd_check)
 
     s = sub.add_parser("stats", help="recompute statistics from a journal")
@@ -429,9 +486,19 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ecarte`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Other processes of this user cannot read the arbiter's memory or descriptors, and
+    # bot descendants that escape with setsid() come back to it to be killed.
+    guard_arbiter()
     try:
         code: int = args.func(args)
-    except (ConfigError, UsageError, ScheduleError, TournamentError, JournalError) as exc:
+    except (
+        ConfigError,
+        UsageError,
+        ScheduleError,
+        TournamentError,
+        JournalError,
+        SandboxUnavailable,
+    ) as exc:
         _say(f"ecarte {args.command}: error: {exc}")
         return 2
     return code

@@ -63,6 +63,14 @@ class EngineConfig(_Strict, frozen=True):
     """Extra environment variables."""
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     """Options passed to the bot in the handshake."""
+    allow_paths: list[str] = msgspec.field(default_factory=list)
+    """Further files or directories the sandboxed bot may read (relative to the config file)."""
+    write_paths: list[str] = msgspec.field(default_factory=list)
+    """Directories the sandboxed bot may write (relative to the config file)."""
+    network: bool = False
+    """Let the sandboxed bot use the network (off: a private loopback only)."""
+    inherit_env: bool = False
+    """Pass the operator's whole environment on (off: PATH, HOME, locale, TZ and ``env``)."""
 
 
 class RulesConfig(_Strict, frozen=True):
@@ -121,6 +129,9 @@ class TournamentConfig(_Strict, frozen=True):
     time_control: TimeControl = msgspec.field(default_factory=TimeControl)
     faults: FaultPolicy = msgspec.field(default_factory=FaultPolicy)
     limits: Limits = msgspec.field(default_factory=Limits)
+    sandbox: Literal["auto", "on", "off"] = "auto"
+    """Run each bot process in a sandbox (bubblewrap): ``auto`` where the machine allows
+    it (with a warning otherwise), ``on`` (refuse to run without), ``off``."""
     isolate_deals: bool = True
     """Restart a bot before it would see deals it has already played (so that no bot can
     remember the cards of a duplicate pair); false reuses processes: faster, for bots you

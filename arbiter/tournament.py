@@ -25,7 +25,7 @@ import platform
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,13 +33,14 @@ from typing import Any, TextIO
 import msgspec
 import trio
 
-from arbiter.bot import BotCommand
+from arbiter.bot import BotCommand, live_pids
 from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
 from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import Journal, read_journal
 from arbiter.record import GameRecord
+from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
 __all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
@@ -179,6 +180,7 @@ async def run_tournament(
     on_event: Callable[[str], None] | None = None,
     stop_when: Callable[[GameRecord], bool] | None = None,
     errors: list[str] | None = None,
+    hidden_paths: Sequence[str] = (),
 ) -> list[GameRecord]:
     """Play (or finish) the tournament; return every record of the run, in game-id order.
 
@@ -186,7 +188,13 @@ async def run_tournament(
     returning True stops starting new games (used by SPRT matches).  Games aborted by
     an arbiter error are not recorded; their messages are appended to ``errors``.
     Only one run at a time may write to ``out_dir`` (a lock file guards it).
+    Bots run in the sandbox the config's ``sandbox`` asks for (the output directory and
+    ``hidden_paths``, e.g. the config file, are hidden from them); with ``auto`` where
+    the sandbox cannot run, one warning goes to ``on_event``.
     """
+    sandboxed, warning = sandbox_enabled(config.sandbox)
+    if warning is not None and on_event is not None:
+        on_event(warning)
     out_dir.mkdir(parents=True, exist_ok=True)
     with _locked(out_dir):
         return await _run_locked(
@@ -200,7 +208,42 @@ async def run_tournament(
             on_event=on_event,
             stop_when=stop_when,
             errors=errors,
+            sandboxed=sandboxed,
+            hidden_paths=hidden_paths,
         )
+
+
+def engine_commands(
+    config: TournamentConfig, base_dir: Path, *, sandboxed: bool, hidden: Sequence[str]
+) -> dict[str, BotCommand]:
+    """How to start each engine of ``config``: command, environment and sandbox.
+
+    Each sandboxed engine sees its own directories and grants; ``hidden`` and the other
+    engines' own directories are masked from it.
+    """
+    launch = {e.name: engine_argv(e, base_dir) for e in config.engines}
+    owns = {
+        e.name: own_dirs(*launch[e.name], own_dir_configured=e.cwd is not None)
+        for e in config.engines
+    }
+    commands = {}
+    for e in config.engines:
+        argv, cwd = launch[e.name]
+        plan = None
+        if sandboxed:
+            others = [d for n, dirs in owns.items() if n != e.name for d in dirs]
+            plan = SandboxPlan.for_engine(
+                argv,
+                cwd,
+                own_dir_configured=e.cwd is not None,
+                allow_paths=[str(base_dir / p) for p in e.allow_paths],
+                write_paths=[str(base_dir / p) for p in e.write_paths],
+                hidden=[*hidden, *others],
+                network=e.network,
+            )
+        base_env = None if e.inherit_env else minimal_env(home="/tmp" if sandboxed else None)
+        commands[e.name] = BotCommand(argv, cwd, dict(e.env), base_env=base_env, sandbox=plan)
+    return commands
 
 
 @contextlib.contextmanager
@@ -230,6 +273,8 @@ async def _run_locked(
     on_event: Callable[[str], None] | None = None,
     stop_when: Callable[[GameRecord], bool] | None = None,
     errors: list[str] | None = None,
+    sandboxed: bool = False,
+    hidden_paths: Sequence[str] = (),
 ) -> list[GameRecord]:
     """:func:`run_tournament` once the output directory is locked."""
     if errors is None:
@@ -301,6 +346,9 @@ async def _run_locked(
     if config.limits.memory_mb or config.limits.cpu_seconds:
         limits = BotLimits(memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds)
     engines = {e.name: e for e in config.engines}
+    commands = engine_commands(
+        config, base_dir, sandboxed=sandboxed, hidden=[str(out_dir), *hidden_paths]
+    )
     # Faults in a row, withdrawals and match forfeits, in completion order.
     streak: dict[str, int] = dict.fromkeys(engines, 0)
     for r in sorted(records.values(), key=lambda r: r.game_id):
@@ -390,12 +438,10 @@ async def _run_locked(
                     for name in game.engines:
                         if name not in sessions:
                             e = engines[name]
-                            argv, cwd = engine_argv(e, base_dir)
-                            env = {**os.environ, **e.env} if e.env else None
                             log = out_dir / "logs" / f"{_safe(name)}.stderr.log"
                             sessions[name] = BotSession(
                                 name,
-                                BotCommand(argv, cwd, env),
+                                commands[name],
                                 nursery,
                                 options=e.options,
                                 log_path=log,
@@ -407,12 +453,15 @@ async def _run_locked(
                     try:
                         rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
                     except ArbiterError as exc:
+                        reap_escapees(live_pids())
                         # Our bug, not a bot's: report it, record nothing (a resume plays
                         # the game again) and carry on with the other games.
                         errors.append(str(exc))
                         if on_event is not None:
                             on_event(f"error: {exc} (not recorded; --resume plays it again)")
                         continue
+                    # Processes that left a bot's group with setsid() and outlived it.
+                    reap_escapees(live_pids())
                     await finish(rec)
             finally:
                 with trio.CancelScope(shield=True):
@@ -424,6 +473,7 @@ async def _run_locked(
             for _ in range(min(workers, max(1, len(todo)))):
                 nursery.start_soon(worker)
     finally:
+        reap_escapees(live_pids())
         journal.close()
         if progress is not None:
             progress.show(final=True)

@@ -252,11 +252,14 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
     """Duplicate deals are never replayed to a process that has seen them."""
     bot = tmp_path / "memo.py"
     bot.write_text(MEMORY_BOT.format(root=str(ROOT)))
-    log = tmp_path / "seen.log"
+    (tmp_path / "seen").mkdir()
+    log = tmp_path / "seen" / "seen.log"
+    # The bots write their log in a directory the sandbox lets them write.
+    grant = f"env: {{SEEN_LOG: {log}}}, write_paths: [{log.parent}]"
     text = (
         "engines:\n"
-        f"  - {{name: m1, command: [{sys.executable}, {bot}], env: {{SEEN_LOG: {log}}}}}\n"
-        f"  - {{name: m2, command: [{sys.executable}, {bot}], env: {{SEEN_LOG: {log}}}}}\n"
+        f"  - {{name: m1, command: [{sys.executable}, {bot}], {grant}}}\n"
+        f"  - {{name: m2, command: [{sys.executable}, {bot}], {grant}}}\n"
         "  - name: random\n"
         "games_per_pairing: 6\nseed: 5\nconcurrency: 1\n"
     )

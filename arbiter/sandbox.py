@@ -1,0 +1,426 @@
+"""Locking bots in: a private view of the machine per bot process, and the arbiter's own guard.
+
+A bot is a hostile program.  Run as the arbiter's user with nothing around it, it can
+read the output directory (the journal, the resolved config with the seed), open
+``/proc/<opponent>/fd/1`` and write lines into its opponent's stdout, read the
+arbiter's memory, or ``setsid()`` and outlive the run.  This module closes those doors.
+
+The sandbox
+    Each bot process runs under `bubblewrap <https://github.com/containers/bubblewrap>`_
+    (``bwrap``, packaged by every Linux distribution and used by Flatpak), which sets up
+    kernel namespaces without any code of ours running as the child:
+
+    - its own PID namespace: the bot sees no other process, and when the namespace's
+      init dies every process in it dies, ``setsid`` or not;
+    - its own mount view, built from nothing: read-only system directories (``/usr``,
+      the library directories, a short list of ``/etc`` files), the Python runtime and
+      the arena's own packages (public code the bundled engines import), the engine's
+      own directory, and what its config grants; a private ``/tmp`` (also ``HOME``), a
+      minimal ``/dev`` and a ``/proc`` of its own namespace.  The output directory, the
+      config file and other engines' directories are hidden even when they lie inside
+      a directory the bot may read;
+    - no network unless granted, no capabilities, and ``--die-with-parent``.
+
+    We chose bubblewrap over home-made ``unshare``/``mount`` calls (a privileged code
+    path of our own in the child, easy to get subtly wrong), over nsjail and firejail
+    (not packaged everywhere, larger attack surface as setuid programs) and over
+    containers (a daemon, images, root).  It costs a few milliseconds per bot start
+    (``bench/bench_sandbox.py`` measures it).
+
+The arbiter's guard (holds with or without the sandbox)
+    :func:`guard_arbiter` marks the arbiter non-dumpable (other processes of the same
+    user cannot read its memory or open its file descriptors through ``/proc``) and a
+    *child subreaper*: a bot's descendants that escape its process group with
+    ``setsid()`` are re-parented to the arbiter instead of init, and
+    :func:`reap_escapees` kills them at the end of each game.  Bot processes themselves
+    get ``PR_SET_PDEATHSIG`` (see :mod:`arbiter.bot`), so they die with the arbiter even
+    when it is killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+__all__ = [
+    "MINIMAL_ENV_KEYS",
+    "SYSTEM_PATHS",
+    "SandboxMode",
+    "SandboxPlan",
+    "SandboxUnavailable",
+    "arena_paths",
+    "guard_arbiter",
+    "minimal_env",
+    "own_dirs",
+    "reap_escapees",
+    "sandbox_enabled",
+    "sandbox_unavailable",
+    "wrap_command",
+]
+
+SandboxMode = Literal["auto", "on", "off"]
+
+SYSTEM_PATHS: Final = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+)
+"""Read-only in every sandbox (symlinks, as on merged-/usr systems, are reproduced)."""
+
+ETC_PATHS: Final = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/hosts",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/os-release",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/mime.types",
+    "/etc/java-*",
+    "/etc/python3*",
+    "/etc/perl",
+)
+"""The few ``/etc`` entries runtimes read (loader, time zone, users, certificates)."""
+
+MINIMAL_ENV_KEYS: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+"""Variables of the operator's environment a bot gets by default (plus ``HOME``)."""
+
+BOT_HOME: Final = "/tmp"
+"""``HOME`` inside the sandbox: the private, empty, writable /tmp."""
+
+_PR_SET_DUMPABLE: Final = 4
+_PR_SET_CHILD_SUBREAPER: Final = 36
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # not a glibc/musl system
+        return None
+
+
+def _prctl(option: int, value: int) -> bool:
+    libc = _libc()
+    if libc is None or not sys.platform.startswith("linux"):
+        return False
+    return int(libc.prctl(option, value, 0, 0, 0)) == 0
+
+
+def minimal_env(extra: dict[str, str] | None = None, *, home: str | None = None) -> dict[str, str]:
+    """The environment a bot gets: PATH, locale, time zone and HOME, then ``extra``."""
+    env = {k: os.environ[k] for k in MINIMAL_ENV_KEYS if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env["HOME"] = home if home is not None else os.environ.get("HOME", "/")
+    if extra:
+        env.update(extra)
+    return env
+
+
+@functools.cache
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def sandbox_unavailable() -> str | None:
+    """Why the sandbox cannot run here, or None when it can (the answer is cached)."""
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux namespaces (this is {sys.platform})"
+    bwrap = _bwrap()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
+    probe = [bwrap, *_base_args(network=False), "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not be run: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = reason[-1] if reason else f"exit status {done.returncode}"
+        return (
+            f"bwrap cannot create namespaces here ({detail}); unprivileged user "
+            "namespaces may be disabled (sysctl kernel.unprivileged_userns_clone)"
+        )
+    return None
+
+
+def _bind_args(flag: str, path: str) -> list[str]:
+    """Arguments that make ``path`` appear at the same place, symlinks reproduced."""
+    if os.path.islink(path) and os.path.dirname(path) == "/":
+        # Merged /usr: /bin -> usr/bin.  Binding it would duplicate /usr/bin at /bin
+        # but break programs that compare paths; a symlink is what the host has.
+        return ["--symlink", os.readlink(path), path]
+    return [flag, path, path]
+
+
+def _base_args(*, network: bool) -> list[str]:
+    args = ["--unshare-all", "--die-with-parent"]
+    if network:
+        args.append("--share-net")
+    if os.geteuid() == 0:
+        # A privileged bwrap keeps every capability unless told otherwise.
+        args += ["--cap-drop", "ALL"]
+    for path in SYSTEM_PATHS:
+        if os.path.lexists(path):
+            args += _bind_args("--ro-bind", path)
+    for pattern in ETC_PATHS:
+        for path in sorted(glob.glob(pattern)):
+            args += ["--ro-bind", path, path]
+    if network and os.path.exists("/etc/resolv.conf"):
+        args += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return args
+
+
+@functools.cache
+def arena_paths() -> tuple[str, ...]:
+    """Directories every bot may read: the Python runtime and the arena's packages.
+
+    The bundled engines (and SDK bots) import ``protocol``, ``engines`` and
+    ``arbiter.rules``; these are public code.  With an editable install they live in
+    the source tree, which may also hold output directories: only the package
+    directories themselves are granted.
+    """
+    import arbiter
+    import engines
+    import protocol
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.add(os.path.dirname(os.path.realpath(sys.executable)))
+    for module in (arbiter, engines, protocol):
+        for location in module.__path__:
+            paths.add(os.path.realpath(location))
+    return tuple(sorted(paths))
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """What one engine's sandbox shows; build the command with :func:`wrap_command`."""
+
+    read_paths: tuple[str, ...] = ()
+    """Directories and files visible read-only (absolute; missing ones are skipped)."""
+    write_paths: tuple[str, ...] = ()
+    """Directories visible read-write (absolute)."""
+    hidden: tuple[str, ...] = ()
+    """Paths hidden even when inside a visible directory (output dir, config, others)."""
+    network: bool = False
+    """Share the host's network (off: only a private loopback)."""
+    extra_args: tuple[str, ...] = field(default=(), repr=False)
+    """Further bwrap arguments (tests)."""
+
+    @classmethod
+    def for_engine(
+        cls,
+        argv: Sequence[str],
+        cwd: str | None,
+        *,
+        own_dir_configured: bool,
+        allow_paths: Iterable[str] = (),
+        write_paths: Iterable[str] = (),
+        hidden: Iterable[str] = (),
+        network: bool = False,
+    ) -> SandboxPlan:
+        """The plan for an engine: its own directories, the grants, ``hidden`` masked.
+
+        See :func:`own_dirs` for what an engine's own directories are.  A ``hidden``
+        path is masked when it lies inside a visible directory, unless it is one of the
+        engine's own directories or contains one (hiding it would hide the engine).
+        """
+        own = set(own_dirs(argv, cwd, own_dir_configured=own_dir_configured))
+        reads = set(arena_paths()) | own | {os.path.realpath(p) for p in allow_paths}
+        writes = {os.path.realpath(p) for p in write_paths}
+        masks = []
+        for h in hidden:
+            real = os.path.realpath(h)
+            if any(_inside(o, real) for o in own | writes) or _public(real):
+                continue
+            if real in reads:
+                reads.discard(real)
+            elif any(_inside(real, r) for r in reads | writes):
+                masks.append(real)
+        return cls(
+            read_paths=tuple(sorted(reads)),
+            write_paths=tuple(sorted(writes)),
+            hidden=tuple(sorted(masks)),
+            network=network,
+        )
+
+
+def _public(path: str) -> bool:
+    """Inside the system directories or the arena's own code: readable by every bot."""
+    return any(_inside(path, p) for p in (*SYSTEM_PATHS, *arena_paths()))
+
+
+def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) -> list[str]:
+    """An engine's own directories: its configured ``cwd`` and those of its files.
+
+    The files are the arguments that name existing files (the program, a script, a
+    weights file), relative to ``cwd``; a program found on ``PATH`` counts too.
+    Directories of the system and of the arena's code are left out (every bot sees them).
+    """
+    base = cwd or os.getcwd()
+    found: set[str] = set()
+    if cwd is not None and own_dir_configured:
+        found.add(os.path.realpath(cwd))
+    for i, arg in enumerate(argv):
+        if i == 0 and "/" not in arg:
+            program = shutil.which(arg)
+            if program is not None:
+                found.add(os.path.dirname(os.path.realpath(program)))
+            continue
+        if arg.startswith("-"):
+            continue
+        candidate = os.path.join(base, arg)
+        if os.path.isfile(candidate):
+            found.add(os.path.dirname(os.path.realpath(candidate)))
+    return sorted(d for d in found if not _public(d))
+
+
+def wrap_command(argv: Sequence[str], cwd: str | None, plan: SandboxPlan) -> list[str]:
+    """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``.
+
+    The environment is not on this command line (the wrapper passes its own on, so
+    what a bot is given stays out of ``/proc/*/cmdline``).
+    """
+    bwrap = _bwrap()
+    if bwrap is None:
+        raise RuntimeError("bubblewrap (bwrap) is not installed")
+    args = [bwrap, *_base_args(network=plan.network)]
+    for path in plan.read_paths:
+        if os.path.exists(path) and not any(
+            _inside(path, s) and os.path.isdir(s) and not os.path.islink(s) for s in SYSTEM_PATHS
+        ):
+            args += ["--ro-bind", path, path]
+    for path in plan.write_paths:
+        if os.path.exists(path):
+            args += ["--bind", path, path]
+    for path in plan.hidden:
+        # Later mounts cover earlier ones: an empty directory, or /dev/null for a file.
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    args += list(plan.extra_args)
+    start = os.path.realpath(cwd or os.getcwd())
+    visible = (*plan.read_paths, *plan.write_paths)
+    # The start directory exists inside when it is visible or holds a visible path
+    # (bwrap creates the parents of its mount points); else the private /tmp.
+    if not any(_inside(start, v) or _inside(v, start) for v in visible):
+        start = "/tmp"
+    return [*args, "--chdir", start, "--", *argv]
+
+
+def guard_arbiter() -> list[str]:
+    """Make this process non-dumpable and a child subreaper; return what could not be done."""
+    missing = []
+    if not _prctl(_PR_SET_DUMPABLE, 0):
+        missing.append("non-dumpable")
+    if not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        missing.append("child subreaper")
+    return missing
+
+
+def _children_of(pid: int) -> list[int]:
+    """PIDs whose parent is ``pid`` (Linux ``/proc``); zombies included."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def reap_escapees(known: Iterable[int]) -> int:
+    """Kill and reap this process's children that are not in ``known``; return how many.
+
+    With :func:`guard_arbiter` in force, the children the arbiter did not start itself
+    are orphans of bots: processes that left their bot's process group (``setsid``) and
+    outlived it.  Processes the arbiter started (``known``) are left alone; they are
+    reaped by whoever waits for them.
+    """
+    keep = set(known)
+    count = 0
+    for pid in _children_of(os.getpid()):
+        if pid in keep:
+            continue
+        count += 1
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        except OSError as exc:  # pragma: no cover - defensive
+            if exc.errno != errno.EINTR:
+                raise
+    return count
+
+
+class SandboxUnavailable(RuntimeError):
+    """``sandbox: on`` was asked for where the sandbox cannot run; the message says why."""
+
+
+UNSANDBOXED_WARNING: Final = (
+    "warning: bots are not sandboxed ({why}): each bot runs as your user and can read "
+    "your files and the output directory (the seed, hence every deck), see and write to "
+    "the other bots' pipes, and start processes; run only bots you trust, or install "
+    "bubblewrap"
+)
+
+
+def sandbox_enabled(mode: SandboxMode) -> tuple[bool, str | None]:
+    """Whether bots run sandboxed under ``mode``, and the warning line to print if any.
+
+    Raises :class:`SandboxUnavailable` for ``on`` where the sandbox cannot run.
+    """
+    if mode == "off":
+        return False, None
+    why = sandbox_unavailable()
+    if why is None:
+        return True, None
+    if mode == "on":
+        raise SandboxUnavailable(f"sandbox: on, but {why}")
+    return False, UNSANDBOXED_WARNING.format(why=why)
