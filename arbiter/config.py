@@ -225,6 +225,9 @@ def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
         raise ConfigError(f"{where}: not valid YAML: {what}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a mapping of keys (engines:, format:...)")
+    if isinstance(data.get("sandbox"), bool):
+        # YAML 1.1 reads a bare on/off as a boolean: `sandbox: off` means "off".
+        data["sandbox"] = "on" if data["sandbox"] else "off"
     try:
         config = msgspec.convert(data, TournamentConfig)
     except msgspec.ValidationError as exc:

@@ -1,0 +1,304 @@
+"""Bots locked in: hostile bot processes against the sandbox and the arbiter's guard.
+
+Each attack is a real bot in ``tests/bots/hostile_*.py`` run by the real ``ecarte``
+command in a child process (signals, subreaping and ``kill -9`` concern that process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arbiter import sandbox
+from arbiter.sandbox import SandboxPlan, SandboxUnavailable, minimal_env, sandbox_enabled
+
+ROOT = Path(__file__).resolve().parents[1]
+BOTS = ROOT / "tests" / "bots"
+
+needs_sandbox = pytest.mark.skipif(
+    sandbox.sandbox_unavailable() is not None,
+    reason=f"no sandbox here: {sandbox.sandbox_unavailable()}",
+)
+
+
+def _config(tmp_path: Path, engine: str, *, mode: str, per_move_ms: int = 2000,
+            games: int = 2) -> Path:
+    path = tmp_path / "conf" / "t.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        "engines:\n"
+        f"  - {engine}\n"
+        "  - name: random\n"
+        f"games_per_pairing: {games}\nseed: 11\nconcurrency: 1\nsandbox: {mode}\n"
+        f"time_control: {{per_move_ms: {per_move_ms}}}\n"
+    )
+    return path
+
+
+def _ecarte(*args: str | Path, **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arbiter", *map(str, args)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+def _with_marker(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def _wait_gone(marker: str, seconds: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := _with_marker(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique word in the command lines of a test's bot processes; kills leftovers."""
+    word = f"ecarte-test-{os.urandom(6).hex()}"
+    yield word
+    for pid in _with_marker(word):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def test_plan_hides_output_and_config_inside_the_engines_own_directory(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("")
+    (tmp_path / "out").mkdir()
+    config = tmp_path / "t.yaml"
+    config.write_text("")
+    plan = SandboxPlan.for_engine(
+        [sys.executable, str(bot)],
+        None,
+        own_dir_configured=False,
+        hidden=[str(tmp_path / "out"), str(config)],
+    )
+    real = os.path.realpath(tmp_path)
+    assert real in plan.read_paths
+    assert set(plan.hidden) == {os.path.join(real, "out"), os.path.join(real, "t.yaml")}
+    assert plan.write_paths == ()
+    assert plan.network is False
+
+
+def test_plan_never_hides_the_engine_itself(tmp_path: Path) -> None:
+    mine = tmp_path / "engines" / "mine"
+    mine.mkdir(parents=True)
+    plan = SandboxPlan.for_engine(
+        ["./bot"], str(mine), own_dir_configured=True, hidden=[str(tmp_path / "engines")]
+    )
+    assert os.path.realpath(mine) in plan.read_paths
+    assert plan.hidden == ()
+
+
+def test_minimal_env_passes_only_the_basics(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    env = minimal_env({"MYBOT": "1"}, home="/tmp")
+    assert "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["LANG"] == "C.UTF-8" and env["HOME"] == "/tmp" and env["MYBOT"] == "1"
+    assert set(env) <= {*sandbox.MINIMAL_ENV_KEYS, "HOME", "MYBOT"}
+
+
+def test_sandbox_modes_where_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "sandbox_unavailable", lambda: "bwrap is not installed")
+    assert sandbox_enabled("off") == (False, None)
+    enabled, warning = sandbox_enabled("auto")
+    assert not enabled
+    assert warning is not None and "not sandboxed (bwrap is not installed)" in warning
+    assert "output directory" in warning
+    with pytest.raises(SandboxUnavailable, match="sandbox: on, but bwrap is not installed"):
+        sandbox_enabled("on")
+
+
+# ----------------------------------------------------------------------------- attacks
+
+
+@needs_sandbox
+def test_a_sandboxed_bot_cannot_write_into_its_opponents_pipe(tmp_path: Path) -> None:
+    engine = f"{{name: framer, command: [{sys.executable}, {BOTS / 'hostile_framer.py'}]}}"
+    config = _config(tmp_path, engine, mode="on", games=4)
+    out = tmp_path / "out"
+    proc = _ecarte("tournament", config, "--out", out, "--quiet")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    records = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(records) == 4
+    for r in records:
+        offender = r["termination"]["offender"]
+        assert offender is None or r["engines"][offender] != "random", r["termination"]
+    log = (out / "logs" / "framer.stderr.log").read_text().split()
+    assert log.count("framed") > 4  # it tried before every decision
+    assert set(log[1::2]) == {"0"}, "the framer reached another process's pipe"
+
+
+def _snoop(tmp_path: Path, mode: str) -> dict[str, object]:
+    other = tmp_path / "other-engine"
+    other.mkdir()
+    (other / "weights.bin").write_bytes(b"secret")
+    out = tmp_path / f"out-{mode}"
+    config = tmp_path / "conf" / "t.yaml"
+    paths = ":".join(
+        str(p)
+        for p in (out, out / "config.resolved.json", out / "logs", config, other / "weights.bin")
+    )
+    engine = (
+        f"{{name: snoop, command: [{sys.executable}, {BOTS / 'hostile_snoop.py'}], "
+        f"env: {{SNOOP_PATHS: '{paths}'}}}}\n"
+        f"  - {{name: other, command: [{sys.executable}, -m, engines.random.bot], "
+        f"cwd: {other}}}"
+    )
+    _config(tmp_path, engine, mode=mode)
+    proc = _ecarte("tournament", config, "--out", out, "--quiet", env={**os.environ, "SECRET": "1"})
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    line = next(
+        line
+        for line in (out / "logs" / "snoop.stderr.log").read_text().splitlines()
+        if line.startswith("SNOOP ")
+    )
+    found: dict[str, object] = json.loads(line.removeprefix("SNOOP "))
+    return found
+
+
+@needs_sandbox
+def test_a_sandboxed_bot_sees_no_output_config_other_engine_or_process(tmp_path: Path) -> None:
+    found = _snoop(tmp_path, "on")
+    assert found["readable"] == []
+    pids = found["pids"]
+    assert isinstance(pids, list) and set(pids) <= {1, found["pid"]}
+    assert found["parent_cmdline"] is False
+    assert isinstance(found["env"], list) and "SECRET" not in found["env"]
+    # bwrap sets PWD to the start directory.
+    assert set(found["env"]) <= {*sandbox.MINIMAL_ENV_KEYS, "HOME", "PWD", "SNOOP_PATHS"}
+
+
+def test_without_the_sandbox_the_same_bot_sees_everything(tmp_path: Path) -> None:
+    """The control experiment: what the sandbox takes away (the environment stays minimal)."""
+    found = _snoop(tmp_path, "off")
+    readable = found["readable"]
+    assert isinstance(readable, list) and len(readable) == 5
+    assert isinstance(found["pids"], list) and len(found["pids"]) > 2
+    assert isinstance(found["env"], list) and "SECRET" not in found["env"]
+
+
+ESCAPE_MODES = [
+    pytest.param("on", marks=needs_sandbox, id="sandbox"),
+    pytest.param("off", id="bare"),
+]
+
+
+def _escape_engine(marker: str, *, stuck: bool) -> str:
+    mode = "stuck" if stuck else "play"
+    return (
+        f"{{name: escape, command: [{sys.executable}, {BOTS / 'hostile_escape.py'}, {mode}, "
+        f"{marker}]}}"
+    )
+
+
+@pytest.mark.parametrize("mode", ESCAPE_MODES)
+def test_no_process_outlives_a_run(tmp_path: Path, marker: str, mode: str) -> None:
+    config = _config(tmp_path, _escape_engine(marker, stuck=False), mode=mode)
+    proc = _ecarte("tournament", config, "--out", tmp_path / "out", "--quiet")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert _wait_gone(marker) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("mode", ESCAPE_MODES)
+def test_sigterm_and_sighup_stop_bots_keep_results_and_print_the_resume_hint(
+    tmp_path: Path, marker: str, mode: str, signum: int
+) -> None:
+    config = _config(tmp_path, _escape_engine(marker, stuck=True), mode=mode, per_move_ms=60_000)
+    out = tmp_path / "out"
+    proc = _ecarte("tournament", config, "--out", out)
+    deadline = time.monotonic() + 30
+    # The bot and its escaped grandchild are both up once two processes carry the marker.
+    while len(_with_marker(marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_with_marker(marker)) >= 2
+    time.sleep(0.3)  # into the game
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, err
+    assert f"stopped by {signal.Signals(signum).name}" in err
+    assert "resume with: ecarte tournament" in err
+    assert (out / "config.resolved.json").exists()
+    assert _wait_gone(marker) == []
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_arbiter_takes_every_sandboxed_process_with_it(
+    tmp_path: Path, marker: str
+) -> None:
+    if sandbox.sandbox_unavailable() is not None:
+        pytest.skip(str(sandbox.sandbox_unavailable()))
+    config = _config(tmp_path, _escape_engine(marker, stuck=True), mode="on", per_move_ms=60_000)
+    proc = _ecarte("tournament", config, "--out", tmp_path / "out")
+    deadline = time.monotonic() + 30
+    while len(_with_marker(marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(_with_marker(marker)) >= 2
+    proc.kill()
+    proc.communicate(timeout=10)
+    assert _wait_gone(marker) == []
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_arbiter_takes_an_unsandboxed_bot_with_it(
+    tmp_path: Path, marker: str
+) -> None:
+    """Without the sandbox the bot dies (PR_SET_PDEATHSIG); what it setsid()s away may not."""
+    config = _config(tmp_path, _escape_engine(marker, stuck=True), mode="off", per_move_ms=60_000)
+    proc = _ecarte("tournament", config, "--out", tmp_path / "out")
+    bot = "hostile_escape.py"
+    deadline = time.monotonic() + 30
+
+    def bots() -> list[int]:
+        return [
+            p for p in _with_marker(marker)
+            if bot.encode() in Path(f"/proc/{p}/cmdline").read_bytes()
+        ]
+
+    while not bots() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bots()
+    time.sleep(0.3)
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 3
+    while bots() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bots() == []
