@@ -107,7 +107,18 @@ ETC_PATHS: Final = (
 )
 """The few ``/etc`` entries runtimes read (loader, time zone, users, certificates)."""
 
-MINIMAL_ENV_KEYS: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+MINIMAL_ENV_KEYS: Final = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    # Where version managers keep interpreters: their shims on PATH need them.
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "ASDF_DATA_DIR",
+)
 """Variables of the operator's environment a bot gets by default (plus ``HOME``)."""
 
 BOT_HOME: Final = "/tmp"
@@ -136,6 +147,11 @@ def minimal_env(extra: dict[str, str] | None = None, *, home: str | None = None)
     """The environment a bot gets: PATH, locale, time zone and HOME, then ``extra``."""
     env = {k: os.environ[k] for k in MINIMAL_ENV_KEYS if k in os.environ}
     env.setdefault("PATH", os.defpath)
+    real_home = os.path.expanduser("~")
+    for key, default in (("PYENV_ROOT", ".pyenv"), ("ASDF_DATA_DIR", ".asdf")):
+        # The managers default to a directory under HOME, which the sandbox replaces.
+        if key not in env and os.path.isdir(os.path.join(real_home, default)):
+            env[key] = os.path.join(real_home, default)
     env["HOME"] = home if home is not None else os.environ.get("HOME", "/")
     if extra:
         env.update(extra)
@@ -296,7 +312,10 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
         if i == 0 and "/" not in arg:
             program = shutil.which(arg)
             if program is not None:
-                found.add(os.path.dirname(os.path.realpath(program)))
+                where = os.path.dirname(os.path.realpath(program))
+                # A version manager's shim (pyenv, asdf: ~/.pyenv/shims/python3) runs
+                # the manager, which needs its whole root directory.
+                found.add(os.path.dirname(where) if os.path.basename(where) == "shims" else where)
             continue
         if arg.startswith("-"):
             continue
