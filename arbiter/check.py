@@ -16,11 +16,17 @@ from collections.abc import Callable
 
 import trio
 
-from arbiter.bot import BotCommand
+from arbiter.bot import BotCommand, live_pids
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
-from arbiter.sandbox import SandboxMode, SandboxPlan, minimal_env, sandbox_enabled
+from arbiter.sandbox import (
+    SandboxMode,
+    SandboxPlan,
+    minimal_env,
+    reap_escapees,
+    sandbox_enabled,
+)
 
 __all__ = ["DECISION_KINDS", "check_bot", "decision_kind"]
 
@@ -128,6 +134,8 @@ async def check_bot(
         # The quit semantics: the bot must exit by itself after "quit".
         quit_ok = await _quits_cleanly(bot)
         await opponent.stop()
+    # What the bot left behind outside its process group (see arbiter.sandbox).
+    reap_escapees(live_pids())
     for p in problems:
         write("FAIL " + p)
     shown = len(problems)
