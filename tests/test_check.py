@@ -33,8 +33,9 @@ def test_terminal_safe(text: str, shown: str) -> None:
 @pytest.mark.parametrize(
     ("argv", "shown"),
     [
-        pytest.param([], '"name":"x\\x1b[2J\\u202e"', id="offending-line"),
-        pytest.param(["crash"], "its stderr ends: cannot start\\x1b[2J\\x07\\u202e", id="stderr"),
+        pytest.param([], '"name":"x\\x1b[2J\\x07\\u202e"', id="offending-line"),
+        pytest.param(["field"], 'unknown field "\\x1b[2J\\x07\\u202e"', id="detail"),
+        pytest.param(["crash"], "its stderr ends: cannot play\\x1b[2J\\x07\\u202e", id="stderr"),
     ],
 )
 async def test_check_escapes_what_a_hostile_bot_sends(argv: list[str], shown: str) -> None:

@@ -187,3 +187,19 @@ def test_full_disk_ends_the_run_with_one_line(
     monkeypatch.undo()
     assert cli_main(["tournament", str(config), "--out", str(out), "--resume", "--quiet"]) == 0
     assert [r.game_id for r in read_journal(out / "games.jsonl").records] == [0, 1, 2, 3]
+
+
+def test_run_progress_escapes_what_a_bot_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fault's detail quotes the bot (here a field name): it reaches the terminal escaped."""
+    bot = ROOT / "tests" / "bots" / "proto_terminal_escapes.py"
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        f"engines:\n  - name: hostile\n    command: [{sys.executable}, {bot}, field]\n"
+        "  - {name: r, builtin: random}\ngames_per_pairing: 2\nseed: 5\nconcurrency: 1\n"
+    )
+    assert cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert 'unknown field "\\x1b[2J\\x07\\u202e"' in err
+    assert all(ch == "\n" or ch.isprintable() for ch in err), err
