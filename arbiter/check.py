@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 
 import trio
 
 from arbiter.bot import BotCommand, live_pids
+from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
@@ -28,7 +30,7 @@ from arbiter.sandbox import (
     sandbox_enabled,
 )
 
-__all__ = ["DECISION_KINDS", "check_bot", "decision_kind"]
+__all__ = ["DECISION_KINDS", "check_bot", "decision_kind", "terminal_safe"]
 
 DECISION_KINDS = {
     "propose": "stand or propose (non-dealer)",
@@ -48,6 +50,26 @@ _ADVICE = {
     "illegal_action": "answer with one of the strings in the request's view.legal",
     "resource_limit": "stay within the memory and CPU limits",
 }
+
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control or invisible formatting character escaped (``\\x1b``).
+
+    For anything a bot chose (its name, an offending line, its stderr) before it is
+    printed: a raw escape sequence could clear or rewrite the user's terminal, and a
+    bidirectional override could make the text read differently from what it is.
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in _UNSAFE_CATEGORIES
+        else ch
+        for ch in text
+    )
 
 
 def decision_kind(action: str) -> str:
@@ -107,19 +129,28 @@ async def check_bot(
                 first_dealer=(g // 2) % 2,
                 time=TimeSettings(per_move_ms=time_per_move),
             )
-            rec = await play_game(spec, sessions)
+            try:
+                rec = await play_game(spec, sessions)
+            except ArbiterError as exc:  # both bots were stopped; nobody is blamed
+                problems.append(
+                    f"game {g + 1}: {terminal_safe(str(exc))}\n    this is an error of the "
+                    "arbiter, not of the bot: please report it"
+                )
+                stopped_early = True
+                break
             records.append(rec)
             if g == 0:
                 info = bot.info
                 if info.bot_name:
-                    write(f"handshake: ok ({info.bot_name} {info.version} by {info.author})")
+                    said = f"{info.bot_name} {info.version} by {info.author}"
+                    write(f"handshake: ok ({terminal_safe(said)})")
             term = rec.termination
             if term.reason != "normal":
                 who = rec.engines[term.offender] if term.offender is not None else "?"
                 if who == "checked":
-                    text = f"game {g + 1}: {term.reason}: {term.detail}"
+                    text = f"game {g + 1}: {term.reason}: {terminal_safe(term.detail)}"
                     if term.line:
-                        text += f"\n    offending line: {term.line}"
+                        text += f"\n    offending line: {terminal_safe(term.line)}"
                     text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
                     problems.append(text)
                     if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
@@ -136,10 +167,12 @@ async def check_bot(
         await opponent.stop()
     # What the bot left behind outside its process group (see arbiter.sandbox).
     reap_escapees(live_pids())
+    if not records:
+        write("no games were recorded")
     for p in problems:
         write("FAIL " + p)
     shown = len(problems)
-    if stopped_early:
+    if stopped_early and records:
         write(f"(stopped after game {len(records)}: the bot keeps failing)")
     for kind, label in DECISION_KINDS.items():
         write(f"decision {label}: {'ok' if kind in seen else 'never answered'}")

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 import trio
 
+from arbiter.check import terminal_safe
 from arbiter.config import (
     BUNDLED_ENGINES,
     ConfigError,
@@ -134,7 +135,7 @@ def _run(
                 resume=resume,
                 shard_spec=shard_spec,
                 progress=progress,
-                on_event=_say,
+                on_event=lambda text: _say(terminal_safe(text)),  # may quote a bot
                 stop_when=stop_when,
                 errors=errors,
                 hidden_paths=hidden,

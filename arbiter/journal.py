@@ -5,11 +5,13 @@ crash or a power cut can only cut the *last* line short, reading tolerates exact
 that case: a final line that is not valid JSON (or lacks its newline) is dropped
 with a warning and the file is truncated back to the last whole record before new
 games are appended.  A bad line anywhere else is real damage and an error naming
-the file and the line.
+the file and the line.  A record that cannot be written (a full disk) is cut back
+out of the file and raises :class:`JournalError`: the records before it stay whole.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,7 +28,12 @@ _encoder = msgspec.json.Encoder()
 
 
 class JournalError(ValueError):
-    """A journal that cannot be used as it is (damaged in the middle, unreadable)."""
+    """A journal that cannot be used: damaged in the middle, unreadable, or unwritable.
+
+    Raised by :func:`read_journal` and by :meth:`Journal.append` (any ``OSError``, e.g.
+    a full disk); its text names the file.  Not raised for a truncated last line,
+    which :func:`read_journal` drops with a warning.
+    """
 
 
 @dataclass
@@ -87,16 +94,26 @@ class Journal:
     def __init__(self, path: Path, *, truncate_to: int | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "ab")
+        # Unbuffered: a write that failed leaves nothing behind for close() to retry.
+        self._file = open(path, "ab", buffering=0)
         if truncate_to is not None and self._file.tell() != truncate_to:
             self._file.truncate(truncate_to)
             self._file.seek(truncate_to)
 
     def append(self, record: GameRecord) -> None:
-        """Write one record durably."""
-        self._file.write(_encoder.encode(record) + b"\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Write one record durably; raise :class:`JournalError` if it cannot be written."""
+        data = memoryview(_encoder.encode(record) + b"\n")
+        start = self._file.tell()
+        try:
+            while data:
+                written = self._file.write(data)
+                data = data[written or 0 :]  # a short write (e.g. the disk filled up) goes on
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # no half record left for a resume to drop
+                os.ftruncate(self._file.fileno(), start)
+                self._file.seek(start)
+            raise JournalError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         """Close the file."""

@@ -102,7 +102,7 @@ class Report:
         """Engine-by-engine scores."""
         table = crosstable(self.outcomes)
         names = table.engines
-        width = max(8, *(len(n) for n in names))
+        width = max([8, *(len(n) for n in names)])
         head = " " * (width + 2) + " ".join(f"{n[:9]:>9}" for n in names)
         lines = [head]
         for row in names:
@@ -172,7 +172,9 @@ class Report:
         return "faults (each one a forfeited game, counted as a loss):\n" + "\n".join(rows) + "\n"
 
     def text(self) -> str:
-        """The whole report."""
+        """The whole report (one line when no game was recorded, e.g. all were aborted)."""
+        if not self.records:
+            return "no games were recorded\n"
         # The standings come last: they are what stays on the screen.
         return "\n".join(
             [

@@ -38,7 +38,7 @@ from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
 from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
-from arbiter.journal import Journal, read_journal
+from arbiter.journal import Journal, JournalError, read_journal
 from arbiter.record import GameRecord
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
@@ -472,6 +472,16 @@ async def _run_locked(
         async with trio.open_nursery() as nursery:
             for _ in range(min(workers, max(1, len(todo)))):
                 nursery.start_soon(worker)
+    except* JournalError as group:
+        # The journal cannot be written (a full disk): the run cannot go on, and the
+        # user needs one line naming the file, not a group of tracebacks.
+        first: BaseException = group
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise JournalError(
+            f"{first}; the {len(records)} games finished before are recorded: make room "
+            "and continue the run with --resume"
+        ) from None
     finally:
         reap_escapees(live_pids())
         journal.close()

@@ -19,6 +19,9 @@ wraps one public event Struct.
 
 from __future__ import annotations
 
+import json
+import re
+from itertools import accumulate
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -29,6 +32,7 @@ from arbiter.view import GameEvent, Observation
 __all__ = [
     "FAULT_REASONS",
     "MAX_LINE_BYTES",
+    "MAX_NESTING",
     "PROTOCOL_VERSION",
     "Action",
     "BotHello",
@@ -56,6 +60,13 @@ PROTOCOL_VERSION: Final = 1
 
 MAX_LINE_BYTES: Final = 64 * 1024
 """Longest line a bot may send, in bytes, not counting the ``\\n`` (PROTOCOL.md §2.3)."""
+
+MAX_NESTING: Final = 16
+"""Deepest nesting of arrays and objects in a bot line (PROTOCOL.md §2.3).
+
+Bot messages are flat (one object of strings and integers); the limit is far above
+that and far below the depth at which decoding would exhaust the Python stack.
+"""
 
 FaultReason = Literal[
     "failed_to_start",
@@ -301,8 +312,12 @@ def decode_to_bot(line: bytes | str) -> ToBot:
 def decode_from_bot(line: bytes) -> FromBot:
     """Decode one line received from a bot, strictly; raise :class:`ProtocolError` if bad.
 
-    ``line`` may still end with its ``\\n`` (and a ``\\r`` before it).  The fast path
-    is one typed decode; only a failure pays for the diagnosis.
+    ``line`` may still end with its ``\\n`` (and a ``\\r`` before it).  Beyond the
+    types, a line must not nest deeper than :data:`MAX_NESTING`, repeat a key, or
+    hold a control character in a string (PROTOCOL.md §2.3).  The fast path is one
+    typed decode and two cheap scans; only a failure or a suspect line pays for the
+    diagnosis.  No other exception leaves this function for any input that fits in
+    memory: a hostile line is the bot's fault, never an arbiter error.
     """
     if line.endswith(b"\n"):
         line = line[:-1]
@@ -313,9 +328,98 @@ def decode_from_bot(line: bytes) -> FromBot:
             f"line too long: {len(line)} bytes, the limit is {MAX_LINE_BYTES} bytes"
         )
     try:
-        return _from_bot_decoder.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
-        raise ProtocolError(_diagnose(line, exc)) from None
+        message = _from_bot_decoder.decode(line)
+    # RecursionError: msgspec may recurse while skipping a deep value (before the tag).
+    except (
+        msgspec.DecodeError,
+        msgspec.ValidationError,
+        UnicodeDecodeError,
+        RecursionError,
+    ) as exc:
+        raise ProtocolError(_diagnose_safely(line, exc)) from None
+    # The hot path is "action": one comma count and one isprintable() call.  A decoded
+    # message is one flat object, so it can only repeat a key if it has more pairs,
+    # hence more commas, than its required fields need; isprintable() is false for
+    # every forbidden character (and for a few allowed ones, e.g. U+00A0).
+    if type(message) is Action:
+        if line.count(b",") >= _ACTION_PAIRS:
+            _check_duplicate_keys(line, "action")
+        if not message.action.isprintable():
+            _check_characters(message)
+    else:
+        _check_duplicate_keys(line, "hello")
+        _check_characters(message)
+    return message
+
+
+_ACTION_PAIRS: Final = 1 + len(Action.__struct_fields__) - len(Action.__struct_defaults__)
+"""Pairs (with "type") in an ``action`` message that sends only its required fields."""
+
+_FORBIDDEN_CHARS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters no string from a bot may hold: C0 and C1 controls, DEL, bidi overrides."""
+
+
+def _check_characters(message: FromBot) -> None:
+    """Raise :class:`ProtocolError` naming the first string field with a forbidden character."""
+    for name in message.__struct_fields__:
+        value = getattr(message, name)
+        if isinstance(value, str) and (m := _FORBIDDEN_CHARS.search(value)) is not None:
+            kind = message.__struct_config__.tag
+            what = "bidirectional control" if ord(m[0]) > 0x9F else "control character"
+            raise ProtocolError(
+                f'invalid value at $.{name} in "{kind}" message: {what} '
+                f"U+{ord(m[0]):04X} at index {m.start()} (strings must not contain "
+                "control characters)"
+            )
+
+
+def _check_duplicate_keys(line: bytes, kind: str) -> None:
+    """Raise :class:`ProtocolError` if the (decoded, flat) object repeats a key."""
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ProtocolError(f'duplicate key "{key}" in "{kind}" message')
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        # The line already decoded as a flat message of strings and small integers;
+        # parse_int keeps the stdlib's digit limit out of the way all the same.
+        json.loads(line, object_pairs_hook=pairs_hook, parse_int=len)
+    except (ValueError, RecursionError) as exc:  # not expected: msgspec accepted it
+        if isinstance(exc, ProtocolError):
+            raise
+        raise ProtocolError(f"malformed JSON: {exc}") from None
+
+
+def _nesting_error(line: bytes) -> str | None:
+    """The error text if arrays and objects nest deeper than :data:`MAX_NESTING`."""
+    if line.count(b"[") + line.count(b"{") <= MAX_NESTING:
+        return None
+    brackets = _STRING.sub(b"", line).translate(None, _NOT_BRACKET)
+    if max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) <= MAX_NESTING:
+        return None
+    return f"JSON nested deeper than {MAX_NESTING} levels (bot messages are flat objects)"
+
+
+# A JSON string, or an unterminated one running to the end of the line.
+_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\Z)', re.S)
+_NOT_BRACKET: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP: Final = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _diagnose_safely(line: bytes, exc: Exception) -> str:
+    """:func:`_diagnose`, falling back to the decoder's own text if the diagnosis fails.
+
+    Whatever the line, the caller raises :class:`ProtocolError`: an exception here
+    would abort the game as an arbiter error, and the bot would never be charged.
+    """
+    try:
+        return _diagnose(line, exc)
+    except Exception:
+        return f"invalid message: {_plain(str(exc))}"
 
 
 _JSON_KINDS: Final = {
@@ -337,8 +441,12 @@ def _diagnose(line: bytes, exc: Exception) -> str:
         line.decode("utf-8")
     except UnicodeDecodeError as err:  # msgspec's offsets are relative to one string
         return f"not valid UTF-8: byte 0x{line[err.start]:02x} at offset {err.start}"
+    if (nested := _nesting_error(line)) is not None:
+        return nested
     try:
         raw: Any = _any_decoder.decode(line)
+    except RecursionError:  # not expected after the nesting check
+        return f"JSON nested deeper than {MAX_NESTING} levels (bot messages are flat objects)"
     except msgspec.DecodeError as err:
         text = str(err)
         if text == "Input data was truncated":

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from arbiter.cli import main as cli_main
 from arbiter.journal import read_journal
+from tests.disk_helpers import fill_disk_after
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -158,3 +160,46 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "its stderr ends: mybot: cannot load weights" in result.stdout
     assert "stopped after game 3" in result.stdout
+
+
+def test_full_disk_ends_the_run_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The journal cannot be written: exit status 2 and one line naming the file; the
+    games recorded before are intact, and --resume finishes the run once there is room."""
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "engines: [{name: r1, builtin: random}, {name: r2, builtin: random}]\n"
+        "games_per_pairing: 4\nseed: 5\nconcurrency: 1\n"
+    )
+    out = tmp_path / "out"
+    fill_disk_after(monkeypatch, records_fit=2)
+    assert cli_main(["tournament", str(config), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        f"ecarte tournament: error: cannot write {out / 'games.jsonl'}: No space left on "
+        "device; the 2 games finished before are recorded: make room and continue the run "
+        "with --resume"
+    )
+    found = read_journal(out / "games.jsonl")
+    assert [r.game_id for r in found.records] == [0, 1] and found.warnings == []
+    monkeypatch.undo()
+    assert cli_main(["tournament", str(config), "--out", str(out), "--resume", "--quiet"]) == 0
+    assert [r.game_id for r in read_journal(out / "games.jsonl").records] == [0, 1, 2, 3]
+
+
+def test_run_progress_escapes_what_a_bot_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fault's detail quotes the bot (here a field name): it reaches the terminal escaped."""
+    bot = ROOT / "tests" / "bots" / "proto_terminal_escapes.py"
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        f"engines:\n  - name: hostile\n    command: [{sys.executable}, {bot}, field]\n"
+        "  - {name: r, builtin: random}\ngames_per_pairing: 2\nseed: 5\nconcurrency: 1\n"
+    )
+    assert cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert 'unknown field "\\x1b[2J\\x07\\u202e"' in err
+    assert all(ch == "\n" or ch.isprintable() for ch in err), err

@@ -264,6 +264,28 @@ CASES = [
     ),
     pytest.param(
         Case(
+            "proto_deep_nesting",
+            "invalid_message",
+            r"^JSON nested deeper than 16 levels",
+            line=r'^\{"type":"action","id":\d+,"action":\[\[\[',
+        ),
+        id="deep-nesting",
+    ),
+    pytest.param(
+        Case("proto_duplicate_key", "invalid_message", r'^duplicate key "id" in "action" message'),
+        id="duplicate-key",
+    ),
+    pytest.param(
+        Case(
+            "proto_control_name",
+            "invalid_message",
+            r"^handshake: invalid value at \$\.name .* control character U\+001B",
+            played=False,
+        ),
+        id="control-character-in-name",
+    ),
+    pytest.param(
+        Case(
             "proto_big_line",
             "invalid_message",
             r"line longer than 65536 bytes",
@@ -591,6 +613,34 @@ async def test_tournament_restarts_then_withdraws_a_faulting_bot(tmp_path: Path)
     assert all(r.deals for r in records[:2]) and not any(r.deals for r in records[2:])
     journal = (tmp_path / "out" / "games.jsonl").read_bytes().splitlines()
     assert [msgspec.json.decode(line, type=GameRecord) for line in journal] == records
+    assert tagged_processes(tag) == []
+
+
+async def test_tournament_records_the_games_of_a_deeply_nesting_bot(tmp_path: Path) -> None:
+    """A line nested 1,000 deep is the bot's invalid_message, not an arbiter error: every
+    game is recorded in the journal and won by the opponent (so a resume replays none)."""
+    tag = uuid.uuid4().hex
+    script = str(BOTS / "proto_deep_nesting.py")
+    config = TournamentConfig(
+        engines=[
+            EngineConfig(name="deep", command=[sys.executable, script], env={TAG_VAR: tag}),
+            EngineConfig(name="random", cwd=str(ROOT), env={TAG_VAR: tag}),
+        ],
+        games_per_pairing=2,
+        time_control=TimeControl(per_move_ms=TIME.per_move_ms, grace_ms=TIME.grace_ms),
+        seed=SEED,
+    )
+    records = await run_tournament(
+        config, base_dir=tmp_path, out_dir=tmp_path / "out", concurrency=1
+    )
+    journal = (tmp_path / "out" / "games.jsonl").read_bytes().splitlines()
+    assert [msgspec.json.decode(line, type=GameRecord) for line in journal] == records
+    assert len(records) == 2
+    for r in records:
+        assert r.termination.reason == "invalid_message"
+        assert r.termination.offender is not None
+        assert r.engines[r.termination.offender] == "deep"
+        assert r.winner is not None and r.engines[r.winner] == "random"
     assert tagged_processes(tag) == []
 
 

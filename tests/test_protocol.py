@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import typing
 from pathlib import Path
@@ -15,6 +16,7 @@ from arbiter.view import CardPlayed
 from protocol.messages import (
     FAULT_REASONS,
     MAX_LINE_BYTES,
+    MAX_NESTING,
     Action,
     BotHello,
     Deal,
@@ -194,6 +196,97 @@ BAD_LINES = [
         'invalid value at $.name in "hello" message: expected str of length <= 100',
         id="name-too-long",
     ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":' + b"[" * 1000 + b"]" * 1000 + b"}",
+        "JSON nested deeper than 16 levels (bot messages are flat objects)",
+        id="deep-arrays",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":' + b'{"a":' * 1000 + b"1" + b"}" * 1001,
+        "JSON nested deeper than 16 levels (bot messages are flat objects)",
+        id="deep-objects",
+    ),
+    pytest.param(
+        b'{"id":' + b"[" * 1000 + b"]" * 1000 + b',"type":"action","action":"KS"}',
+        "JSON nested deeper than 16 levels (bot messages are flat objects)",
+        id="deep-before-the-tag",
+    ),
+    pytest.param(
+        b"[" * 60_000,
+        "JSON nested deeper than 16 levels (bot messages are flat objects)",
+        id="deep-unclosed",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":' + b"[" * 15 + b"]" * 15 + b"}",
+        'wrong type at $.action in "action" message: expected str, got array',
+        id="nested-16-levels-is-not-too-deep",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"' + b"[" * 1000 + b'"',
+        "malformed JSON: the line ends in the middle of a JSON value",
+        id="brackets-in-an-unterminated-string",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"id":2,"action":"KS"}',
+        'duplicate key "id" in "action" message',
+        id="duplicate-id",
+    ),
+    pytest.param(
+        b'{"type":"action","type":"action","id":1,"action":"KS"}',
+        'duplicate key "type" in "action" message',
+        id="duplicate-type",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"KS","\\u0069d":1}',
+        'duplicate key "id" in "action" message',
+        id="duplicate-key-escaped",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"x","author":"y","name":"z","version":"1","protocol":1}',
+        'duplicate key "name" in "hello" message',
+        id="duplicate-hello-name",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"x\\u001b[2J","author":"y","version":"1","protocol":1}',
+        'invalid value at $.name in "hello" message: control character U+001B at index 1 '
+        "(strings must not contain control characters)",
+        id="escape-in-name",
+    ),
+    pytest.param(
+        b'{"type":"hello","name":"x","author":"\\u0000","version":"1","protocol":1}',
+        'invalid value at $.author in "hello" message: control character U+0000 at index 0 '
+        "(strings must not contain control characters)",
+        id="nul-in-author",
+    ),
+    pytest.param(
+        '{"type":"hello","name":"x","author":"y","version":"1\u0085","protocol":1}'.encode(),
+        'invalid value at $.version in "hello" message: control character U+0085 at index 1 '
+        "(strings must not contain control characters)",
+        id="c1-in-version",
+    ),
+    pytest.param(
+        '{"type":"hello","name":"ab\u202ecd","author":"y","version":"1","protocol":1}'.encode(),
+        'invalid value at $.name in "hello" message: bidirectional control U+202E at index 2 '
+        "(strings must not contain control characters)",
+        id="bidi-override-in-name",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"K\x7fS"}',
+        'invalid value at $.action in "action" message: control character U+007F at index 1 '
+        "(strings must not contain control characters)",
+        id="raw-del-in-action",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"KS\\t"}',
+        'invalid value at $.action in "action" message: control character U+0009 at index 2 '
+        "(strings must not contain control characters)",
+        id="escaped-tab-in-action",
+    ),
+    pytest.param(
+        b'{"type":"action","id":1,"action":"KS\tx"}',
+        "malformed JSON: invalid character (byte 36)",
+        id="raw-tab-in-action",
+    ),
 ]
 
 
@@ -222,6 +315,69 @@ def test_good_bot_lines_decode_with_or_without_newline() -> None:
     assert decode_from_bot(
         b'{"protocol":1,"version":"2","author":"a","name":"b","type":"hello"}\r\n'
     ) == BotHello(name="b", author="a", version="2", protocol=1)
+
+
+def test_strict_checks_accept_what_a_good_bot_sends() -> None:
+    """No false alarm: commas and brackets inside strings, escapes of printable
+    characters, non-ASCII names, and whitespace between keys are all fine."""
+    assert decode_from_bot(b'{"type":"action","id":1,"action":"K,S[{,"}') == Action(
+        id=1, action="K,S[{,"
+    )
+    assert decode_from_bot(b'{"type":"action","id":1,"action":"\\u004bS"}').action == "KS"
+    hello = '{ "type" : "hello", "name" : "Écarté\u00a0bot, [v2]", "author" : "李", '
+    hello += '"version" : "1.0 \u2014 \U0001f0cf", "protocol" : 1 }\r\n'
+    assert decode_from_bot(hello.encode()) == BotHello(
+        name="Écarté\u00a0bot, [v2]", author="李", version="1.0 \u2014 \U0001f0cf", protocol=1
+    )
+
+
+def test_nesting_limit_counts_the_message_object() -> None:
+    def nested(depth: int) -> bytes:  # the message object is level 1
+        inner = depth - 1
+        return b'{"type":"action","id":1,"action":' + b"[" * inner + b"]" * inner + b"}"
+
+    for depth in (MAX_NESTING, MAX_NESTING + 1):
+        with pytest.raises(ProtocolError) as info:
+            decode_from_bot(nested(depth))
+        assert ("nested deeper" in str(info.value)) == (depth > MAX_NESTING)
+
+
+def test_hostile_lines_raise_only_protocol_error() -> None:
+    """Whatever a bot sends, decoding it raises ProtocolError or nothing: any other
+    exception would abort the game as an arbiter error and never charge the bot."""
+    good = b'{"type":"action","id":12,"action":"discard 7H 8C"}'
+    hello = b'{"type":"hello","name":"n","author":"a","version":"1","protocol":1}'
+    hostile = [
+        b'{"type":"action","id":' + b"9" * 65_000 + b',"action":"KS"}',
+        b'{"type":"action","id":-' + b"9" * 65_000 + b',"action":"KS"}',
+        b'{"type":"action","id":1e99999,"action":"KS"}',
+        b'{"type":"action","id":1,"action":"KS","x":' + b"9" * 65_000 + b"}",
+        b'{"type":"action","id":1,"action":"KS","x":1' + b"0" * 65_000 + b".5}",
+        b'{"type":"action","id":1,"action":"\\ud800"}',
+        b'{"type":"action","id":1,"action":"\xed\xa0\x80"}',
+        b"[" * 65_536,
+        b"{" * 65_536,
+        b'{"a":' * 13_000,
+        b'"' + b"\\" * 65_000,
+        b"\xff" * 65_536,
+        b"\x00" * 100,
+    ]
+    rng = random.Random(7)
+    alphabet = b'{}[]",:\\u0123456789eE.-+ ' + b"\x00\x1b\x7f\xc2\x85\xe2\x80\xaeabcdefxyz"
+    for _ in range(3000):
+        line = bytearray(rng.choice((good, hello)))
+        for _ in range(rng.randint(1, 6)):
+            pos = rng.randint(0, len(line))
+            if rng.random() < 0.5 and line:
+                del line[min(pos, len(line) - 1)]
+            else:
+                line[pos:pos] = bytes(rng.choices(alphabet, k=rng.randint(1, 40)))
+        hostile.append(bytes(line))
+    for line in hostile:
+        try:
+            decode_from_bot(line)
+        except ProtocolError:
+            pass
 
 
 # --------------------------------------------------------------------------- messages and schema

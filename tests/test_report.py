@@ -79,3 +79,10 @@ def test_substituted_offender_may_win() -> None:
     won_by_offender = _record(8, ["a", "b"], 0, None, "illegal_action", 0)
     report = build_report([*RECORDS, won_by_offender], seed=1)
     assert "a: illegal_action 1, timeout 1" in report.text()
+
+
+def test_report_of_no_games() -> None:
+    """A run whose every game was aborted: one clear line, and standings.json still builds."""
+    report = build_report([])
+    assert report.text() == "no games were recorded\n"
+    assert report.to_json() == {"games": 0, "engines": [], "head_to_head": [], "faults": {}}
