@@ -195,18 +195,24 @@ async def _until_signal(
     closed terminal sends SIGHUP: both end the run as Ctrl+C does.
     """
     result: list[GameRecord] | None = None
-    async with trio.open_nursery() as nursery:
+    try:
+        async with trio.open_nursery() as nursery:
 
-        async def watch() -> None:
-            with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-                async for signum in signals:
-                    stopped_by.append(signum)
-                    nursery.cancel_scope.cancel()
-                    return
+            async def watch() -> None:
+                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                    async for signum in signals:
+                        stopped_by.append(signum)
+                        nursery.cancel_scope.cancel()
+                        return
 
-        nursery.start_soon(watch)
-        result = await job
-        nursery.cancel_scope.cancel()
+            nursery.start_soon(watch)
+            result = await job
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # This nursery's own wrapping: hand the job's error on as the job raised it.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     return result
 
 
