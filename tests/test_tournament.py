@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from arbiter.cli import main as cli_main
 from arbiter.config import parse_config
 from arbiter.journal import read_journal
 from arbiter.record import GameRecord, rereferee
+from arbiter.rules import seed_sha256
 from arbiter.schedule import make_schedule, parse_shard, shard
 from arbiter.tournament import TournamentError, run_tournament
 
@@ -216,14 +218,15 @@ def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> N
     out = tmp_path / "s"
     first = _run(text, out)
     seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
-    assert isinstance(seed, int) and seed > 1_000_000 and first[0].seed == seed
+    assert isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{32}", seed)
+    assert first[0].seed_sha256 == seed_sha256(seed)
     journal = out / "games.jsonl"
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[:3]))
     resumed = _run(text, out, resume=True)
     assert [_comparable(r) for r in resumed] == [_comparable(r) for r in first]
     other = _run(text, tmp_path / "other")
-    assert other[0].seed != seed
+    assert other[0].seed_sha256 != first[0].seed_sha256
 
 
 def test_shard_without_a_seed_is_refused(tmp_path: Path) -> None:

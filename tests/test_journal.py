@@ -1,0 +1,52 @@
+"""The results journal: records of an older format are refused, never dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from arbiter.journal import JournalError, read_journal
+from arbiter.record import DealRecord, GameRecord, Termination
+from arbiter.rules import make_rules, seed_sha256
+
+
+def _line(game_id: int, *, old: bool = False) -> bytes:
+    record = GameRecord(
+        game_id=game_id,
+        engines=["a", "b"],
+        pair_id=None,
+        deal_set=game_id,
+        seed_sha256=seed_sha256(77),
+        first_dealer=0,
+        rules=make_rules(),
+        deals=[DealRecord(number=1, dealer=0, deck=[], actions=[], tricks=[3, 2], points=[5, 0])],
+        scores=[5, 0],
+        winner=0,
+        termination=Termination(reason="normal"),
+    )
+    raw = msgspec.to_builtins(record)
+    if old:  # the format before seed_sha256: the seed itself
+        del raw["seed_sha256"]
+        raw["seed"] = 77
+    return msgspec.json.encode(raw) + b"\n"
+
+
+def test_new_records_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(_line(0) + _line(1))
+    assert [r.game_id for r in read_journal(path).records] == [0, 1]
+
+
+@pytest.mark.parametrize("lines", [[True], [False, True], [True, False]], ids=str)
+def test_older_records_are_an_error_naming_file_and_line(tmp_path: Path, lines: list[bool]) -> None:
+    """Even as the last line: an old record is not mistaken for a truncated one."""
+    path = tmp_path / "games.jsonl"
+    data = b"".join(_line(i, old=old) for i, old in enumerate(lines))
+    path.write_bytes(data)
+    with pytest.raises(JournalError) as info:
+        read_journal(path)
+    assert f"{path}:{lines.index(True) + 1}: " in str(info.value)
+    assert "written by an older version of ecarte" in str(info.value)
+    assert path.read_bytes() == data
