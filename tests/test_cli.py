@@ -10,8 +10,10 @@ import time
 import uuid
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from arbiter import cli
 from arbiter.journal import read_journal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,9 +70,45 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert proc.returncode == 130, err
     assert "interrupted" in err and "resume with: ecarte tournament" in err
     assert "--resume" in err and str(out) in err
+    # The drawn seed is read back from config.resolved.json, never put on a command line.
+    seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
+    assert "--seed" not in err and seed not in err
     found = read_journal(journal)
     assert found.warnings == [] and len(found.records) >= 5
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ([], None),
+        (["CONFIG"], None),
+        (["--seed", "42"], "--seed 42"),
+        (["--seed", "my key"], "--seed 'my key'"),
+    ],
+    ids=["drawn", "in-config", "int", "string"],
+)
+def test_resume_hint_repeats_only_a_seed_the_user_typed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: list[str],
+    hint: str | None,
+) -> None:
+    async def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_tournament", interrupted)
+    config = tmp_path / "t.yaml"
+    config.write_text("engines: [{name: random}, {name: greedy}]\nseed: 42\n")
+    argv = [str(config) if a == "CONFIG" else a for a in given]
+    assert cli.main(["tournament", "--out", str(tmp_path / "o"), *argv]) == 130
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("resume with:")]
+    assert "--resume" in line
+    if hint is None:
+        assert "--seed" not in line
+    else:
+        assert line.endswith(hint)
 
 
 @pytest.mark.slow

@@ -216,7 +216,9 @@ def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> N
     """No seed: one is drawn (not guessable), recorded, and --resume continues with it."""
     text = _config(2).replace("seed: 77\n", "")
     out = tmp_path / "s"
-    first = _run(text, out)
+    events: list[str] = []
+    first = _run(text, out, on_event=events.append)
+    assert not [e for e in events if e.startswith("warning")]
     seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
     assert isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{32}", seed)
     assert first[0].seed_sha256 == seed_sha256(seed)
@@ -227,6 +229,24 @@ def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> N
     assert [_comparable(r) for r in resumed] == [_comparable(r) for r in first]
     other = _run(text, tmp_path / "other")
     assert other[0].seed_sha256 != first[0].seed_sha256
+
+
+@pytest.mark.parametrize(
+    ("seed", "warned"), [("77", True), ("'a-long-seed-of-thirty-two-chars!'", False)]
+)
+def test_a_short_seed_warns_once(tmp_path: Path, seed: str, warned: bool) -> None:
+    text = _config(2).replace("seed: 77\n", f"seed: {seed}\n")
+    events: list[str] = []
+    _run(text, tmp_path / "w", on_event=events.append)
+    warnings = [e for e in events if e.startswith("warning: seed")]
+    assert warnings == (
+        [
+            "warning: seed 77 is short: any bot that learns or guesses it can rebuild every "
+            "deck; leave seed unset (a random 128-bit seed) for untrusted bots"
+        ]
+        if warned
+        else []
+    )
 
 
 def test_shard_without_a_seed_is_refused(tmp_path: Path) -> None:
