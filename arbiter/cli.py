@@ -337,6 +337,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
             k: v for k, v in configs[0].items() if k != "versions"
         }:
             raise UsageError("the shards were run with different configs; refusing to merge")
+    if len({r.seed_sha256 for r in merged.values()}) > 1:
+        raise UsageError("the shards were run with different seeds; refusing to merge")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if (out / "games.jsonl").exists() and not args.force:

@@ -40,7 +40,7 @@ from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import Journal, read_journal
 from arbiter.record import GameRecord
-from arbiter.rules import Seed, seed_is_short
+from arbiter.rules import Seed, seed_is_short, seed_sha256
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
 __all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
@@ -267,6 +267,11 @@ async def _run_locked(
         raise TournamentError(
             f"{out_dir} already holds {len(found.records)} finished games; continue them with "
             "--resume, or choose another output directory with --out"
+        )
+    if any(r.seed_sha256 != seed_sha256(run_seed) for r in found.records):
+        raise TournamentError(
+            f"cannot resume in {out_dir}: its journal was played with another seed "
+            "(seed_sha256 differs)"
         )
     if old is not None:
         changed = _same_run(old, resolved)

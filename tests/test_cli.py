@@ -14,7 +14,9 @@ import msgspec
 import pytest
 
 from arbiter import cli
-from arbiter.journal import read_journal
+from arbiter.journal import read_journal, write_records
+from arbiter.record import GameRecord, Termination
+from arbiter.rules import make_rules, seed_sha256
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -196,3 +198,29 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "its stderr ends: mybot: cannot load weights" in result.stdout
     assert "stopped after game 3" in result.stdout
+
+
+def test_merge_refuses_shards_of_different_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = []
+    for i, seed in enumerate((1, 2)):
+        record = GameRecord(
+            game_id=i,
+            engines=["a", "b"],
+            pair_id=None,
+            deal_set=i,
+            seed_sha256=seed_sha256(seed),
+            first_dealer=0,
+            rules=make_rules(),
+            deals=[],
+            scores=[0, 0],
+            winner=0,
+            termination=Termination(reason="disconnected", offender=1),
+        )
+        shard_dir = tmp_path / f"shard-{i}"
+        shard_dir.mkdir()
+        write_records(shard_dir / "games.jsonl", [record])
+        dirs.append(str(shard_dir))
+    assert cli.main(["merge", *dirs, "--out", str(tmp_path / "all")]) == 2
+    assert "different seeds" in capsys.readouterr().err

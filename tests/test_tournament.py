@@ -127,6 +127,14 @@ def test_resume_after_truncated_last_line(tmp_path: Path) -> None:
     assert len(read_journal(journal).records) == len(whole)
 
 
+def test_resume_refuses_a_journal_of_another_seed(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _run(_config(2), out)
+    (out / "config.resolved.json").unlink()
+    with pytest.raises(TournamentError, match="journal was played with another seed"):
+        _run(_config(2).replace("seed: 77", "seed: 78"), out, resume=True)
+
+
 def test_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     _run(_config(2), out)
