@@ -393,7 +393,7 @@ def deck_for(seed: Seed, game: int, deal: int) -> tuple[int, ...]:
     """
     key = seed_text(seed).encode("utf-8")
     prefix = b"ecarte-deck/%d/%d/%d/" % (DECK_VERSION, game, deal)
-    # Two blocks (64 bytes) almost always suffice: 31 draws, about 1.5 rejections.
+    # 31 draws and 0.83 rejections on average: two blocks (64 bytes) all but always suffice.
     stream = hmac.digest(key, prefix + b"0", "sha256") + hmac.digest(key, prefix + b"1", "sha256")
     blocks = 2
     pos = 0
