@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import secrets
 import shlex
 import shutil
@@ -30,6 +31,7 @@ from arbiter.config import (
 from arbiter.journal import JournalError, read_journal, write_records
 from arbiter.record import GameRecord
 from arbiter.report import build_report, pgn_of
+from arbiter.rules import Seed, seed_sha256
 from arbiter.sandbox import SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard
 from arbiter.stats import SprtState
@@ -52,12 +54,20 @@ def default_config_text() -> str:
 
 
 def _run_seed(out: Path) -> int:
-    """The seed a run used (from its resolved config), for a reproducible bootstrap."""
+    """A bootstrap seed for a reproducible report, derived from the run's seed commitment."""
     try:
         seed = msgspec.json.decode((out / "config.resolved.json").read_bytes()).get("seed")
     except (OSError, msgspec.DecodeError, AttributeError):
         return 0
-    return seed if isinstance(seed, int) else 0
+    # From the public SHA-256 of the seed, so the report does not depend on the secret.
+    return int(seed_sha256(seed)[:16], 16) if isinstance(seed, int | str) else 0
+
+
+def _seed_arg(text: str) -> Seed:
+    """``--seed``: an integer written in decimal, or any other text (a string seed)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty seed: omit --seed for a random 128-bit seed")
+    return int(text) if re.fullmatch(r"-?[1-9][0-9]*|0", text) else text
 
 
 def _write_outputs(records: list[GameRecord], out: Path, seed: int) -> str:
@@ -164,8 +174,10 @@ def _run(
             if source:
                 parts.append(source)
         parts += ["--resume", "--out", str(out)]
-        if config.seed is not None:
-            parts += ["--seed", str(config.seed)]
+        # Only a seed the user typed: a drawn one is read back from config.resolved.json
+        # and never goes on a command line.
+        if getattr(args, "seed", None) is not None:
+            parts += ["--seed", str(args.seed)]
         if shard_spec:
             parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
         what = f"stopped by {signal.Signals(stopped_by[0]).name}" if stopped_by else "interrupted"
@@ -373,6 +385,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
             k: v for k, v in configs[0].items() if k != "versions"
         }:
             raise UsageError("the shards were run with different configs; refusing to merge")
+    if len({r.seed_sha256 for r in merged.values()}) > 1:
+        raise UsageError("the shards were run with different seeds; refusing to merge")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if (out / "games.jsonl").exists() and not args.force:
@@ -428,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tournament", help="run a tournament from a YAML config")
     t.add_argument("config", nargs="?", help="YAML config (default: the bundled round-robin)")
     t.add_argument("--out", help="output directory (overrides the config's out)")
-    t.add_argument("--seed", type=int, help="seed (overrides the config's seed)")
+    t.add_argument("--seed", type=_seed_arg, help="an int or a string (overrides the config)")
     t.add_argument("--concurrency", type=int, help="games at once (default: number of cores)")
     t.add_argument("--resume", action="store_true", help="continue an interrupted run")
     t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
@@ -444,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("a", help="bundled engine name or command line")
     m.add_argument("b", help="bundled engine name or command line")
     m.add_argument("--games", type=int, default=20, help="games (even: duplicate pairs)")
-    m.add_argument("--seed", type=int)
+    m.add_argument("--seed", type=_seed_arg, help="seed, an int or a string (default: random)")
     m.add_argument("--time-per-move", type=int, default=1000, metavar="MS")
     m.add_argument("--out", help="output directory (default: tournaments/match-TIMESTAMP)")
     m.add_argument("--concurrency", type=int)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import yaml
 
-from arbiter.rules import Rules, RulesError, make_rules
+from arbiter.rules import Rules, RulesError, Seed, make_rules
 
 __all__ = [
     "BUNDLED_ENGINES",
@@ -138,9 +138,10 @@ class TournamentConfig(_Strict, frozen=True):
     trust."""
     concurrency: Positive | None = None
     """Games played at once (default: the number of cores)."""
-    seed: int | None = None
-    """Fixes every deal and the schedule; None: drawn at random when the run starts (and
-    recorded in ``OUT/config.resolved.json``, where ``--resume`` finds it)."""
+    seed: Seed | None = None
+    """Fixes every deal and the schedule (an int or a string; only its text counts); None:
+    a 128-bit secret drawn when the run starts (and recorded in
+    ``OUT/config.resolved.json``, where ``--resume`` finds it)."""
     out: str = "tournaments/out"
     """Output directory (relative to the working directory)."""
 
@@ -292,6 +293,8 @@ def _check(config: TournamentConfig, source: str, root: yaml.Node | None) -> Non
             raise fail(f"$.engines[{i}].command", "empty command")
     if len(config.engines) < 2:
         raise fail("$.engines", "a tournament needs at least two engines")
+    if config.seed == "":
+        raise fail("$.seed", "empty seed: leave seed unset for a random 128-bit seed")
     if config.format == "gauntlet":
         if config.challenger is None:
             raise fail("$.format", "format gauntlet needs a challenger (key challenger:)")

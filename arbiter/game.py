@@ -41,7 +41,7 @@ from arbiter.record import (
     TerminationReason,
 )
 from arbiter.referee import BadReply, Referee, seeded_decks
-from arbiter.rules import Rules
+from arbiter.rules import Rules, Seed, seed_sha256
 from protocol.messages import (
     Action,
     BotHello,
@@ -237,7 +237,8 @@ class GameSpec:
     game_id: int
     engines: tuple[str, str]
     rules: Rules
-    seed: int
+    seed: Seed
+    """The secret tournament seed (records carry only its SHA-256)."""
     deal_set: int
     first_dealer: int
     pair_id: str | None = None
@@ -461,7 +462,7 @@ async def play_game(
         engines=list(spec.engines),
         pair_id=spec.pair_id,
         deal_set=spec.deal_set,
-        seed=spec.seed,
+        seed_sha256=seed_sha256(spec.seed),
         first_dealer=spec.first_dealer,
         rules=spec.rules,
         deals=finished,
@@ -500,7 +501,7 @@ def unplayed_record(
         engines=list(spec.engines),
         pair_id=spec.pair_id,
         deal_set=spec.deal_set,
-        seed=spec.seed,
+        seed_sha256=seed_sha256(spec.seed),
         first_dealer=spec.first_dealer,
         rules=spec.rules,
         deals=[],

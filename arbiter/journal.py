@@ -7,6 +7,9 @@ with a warning and the file is truncated back to the last whole record before ne
 games are appended.  A bad line anywhere else is real damage and an error naming
 the file and the line.  A record that cannot be written (a full disk) is cut back
 out of the file and raises :class:`JournalError`: the records before it stay whole.
+A record of the older format (with the seed itself instead of
+``seed_sha256``, and decks from the older deck function) is an error wherever it is:
+such a journal is never truncated or mixed with new games.
 """
 
 from __future__ import annotations
@@ -48,6 +51,15 @@ class JournalRead:
     """Things dropped (a truncated last line)."""
 
 
+def _older_record(chunk: bytes) -> bool:
+    """Whether a line that is not a valid record is one of the pre-``seed_sha256`` format."""
+    try:
+        raw = msgspec.json.decode(chunk)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(raw, dict) and "seed" in raw and "seed_sha256" not in raw
+
+
 def read_journal(path: Path) -> JournalRead:
     """Read a journal; a missing file is an empty journal."""
     try:
@@ -75,6 +87,12 @@ def read_journal(path: Path) -> JournalRead:
                 raise msgspec.DecodeError("no newline at the end of the last line")
             records.append(_decoder.decode(chunk))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            if isinstance(exc, msgspec.ValidationError) and _older_record(chunk):
+                raise JournalError(
+                    f"{path}:{lineno}: game record written by an older version of ecarte "
+                    "(it holds the seed itself, not seed_sha256, and its decks came from an "
+                    "older deck function): read or resume it with that version"
+                ) from None
             if last:
                 warnings.append(
                     f"{path}:{lineno}: dropped a truncated last record ({len(chunk)} bytes: {exc})"

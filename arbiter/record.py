@@ -104,8 +104,9 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Games with the same pair id played the same deals, seats swapped."""
     deal_set: int
     """Which set of deals was played (deck of deal n = ``deck_for(seed, deal_set, n)``)."""
-    seed: int
-    """Tournament seed."""
+    seed_sha256: str
+    """Commitment to the secret tournament seed: hex SHA-256 of its canonical text
+    (:func:`arbiter.rules.seed_sha256`), so the seed can be published and checked later."""
     first_dealer: int
     """Seat that dealt first."""
     rules: Rules

@@ -47,6 +47,7 @@ from arbiter.rules import (
     IllegalActionError,
     Phase,
     Rules,
+    Seed,
     State,
     deck_for,
     format_action,
@@ -75,7 +76,7 @@ DeckSource = Callable[[int], Sequence[int]]
 """Gives the 32-card order of deal number ``n`` (from 1) of this game."""
 
 
-def seeded_decks(seed: int, game_number: int) -> DeckSource:
+def seeded_decks(seed: Seed, game_number: int) -> DeckSource:
     """The standard deck source: :func:`arbiter.rules.deck_for` for this match seed and game."""
     return lambda deal: deck_for(seed, game_number, deal)
 

@@ -2,7 +2,7 @@
 
 Nothing here does I/O, reads a clock or draws random numbers on its own: the only
 chance in the game, the order of each deal's 32 cards, comes in from outside
-through :meth:`State.deal` (see :func:`deck_for` for the seeded decks the arbiter
+through :meth:`State.deal` (see :func:`deck_for` for the keyed decks the arbiter
 uses).  The arbiter drives a :class:`State` with actions; the bundled search
 engines run thousands of simulated deals through the same code, so the inner
 loop works on ``int`` bit sets (see :mod:`arbiter.cards`) and small ints.
@@ -33,7 +33,8 @@ Seats are 0 and 1 for the whole game; the dealer changes every deal.
 
 from __future__ import annotations
 
-import random
+import hashlib
+import hmac
 from enum import IntEnum
 from typing import Annotated, Any, Final, Literal
 
@@ -66,6 +67,7 @@ __all__ = [
     "Phase",
     "Rules",
     "RulesError",
+    "Seed",
     "State",
     "beats",
     "deck_for",
@@ -75,6 +77,9 @@ __all__ = [
     "new_game",
     "next_first_dealer",
     "parse_action",
+    "seed_is_short",
+    "seed_sha256",
+    "seed_text",
 ]
 
 
@@ -347,15 +352,63 @@ def beats(lead: int, card: int, trump: int) -> bool:
     return card >> 3 == trump
 
 
-def deck_for(seed: int, game: int, deal: int) -> tuple[int, ...]:
-    """The 32-card order of deal ``deal`` of game ``game`` under match seed ``seed``.
+# --------------------------------------------------------------------------- decks
 
-    Pure and reproducible across runs and platforms (a string-seeded
-    :class:`random.Random`); two games that pass the same ``game`` number get the
-    same deals, which is how duplicate pairs share their cards.
+Seed = int | str
+"""A tournament seed: an int or a string; only its canonical text (:func:`seed_text`) counts."""
+
+DECK_VERSION: Final = 2
+"""Version of the deck derivation, part of every HMAC message (1 was a seeded Mersenne Twister)."""
+
+# (i, limit) for each Fisher-Yates step: a byte b is used for a draw in [0, i] only if
+# b < limit, the largest multiple of i + 1 not above 256, so b % (i + 1) is uniform.
+_DECK_STEPS: Final = tuple((i, 256 - 256 % (i + 1)) for i in range(31, 0, -1))
+
+
+def seed_text(seed: Seed) -> str:
+    """The canonical text of a seed: the decimal digits of an int, a string as it is."""
+    return seed if isinstance(seed, str) else str(int(seed))
+
+
+def seed_sha256(seed: Seed) -> str:
+    """The public commitment to a seed: hex SHA-256 of its canonical text in UTF-8."""
+    return hashlib.sha256(seed_text(seed).encode("utf-8")).hexdigest()
+
+
+def seed_is_short(seed: Seed) -> bool:
+    """Whether a seed holds fewer than 128 bits: an int below 2**127, a string under 32 chars."""
+    return len(seed) < 32 if isinstance(seed, str) else seed < 2**127
+
+
+def deck_for(seed: Seed, game: int, deal: int) -> tuple[int, ...]:
+    """The 32-card order of deal ``deal`` of game (deal set) ``game`` under secret ``seed``.
+
+    Keyed, so that the decks cannot be rebuilt without the seed: the bytes of
+    HMAC-SHA256(key = the seed's canonical text in UTF-8, message =
+    ``"ecarte-deck/2/{game}/{deal}/{block}"``) for block = 0, 1, 2, ... drive an
+    unbiased Fisher-Yates shuffle of the cards 0-31 (rejection sampling, one byte per
+    draw).  README.md ("Cards and notation") spells the algorithm out with a test
+    vector.  Two games that pass the same ``game`` number get the same deals, which is
+    how duplicate pairs share their cards.
     """
+    key = seed_text(seed).encode("utf-8")
+    prefix = b"ecarte-deck/%d/%d/%d/" % (DECK_VERSION, game, deal)
+    # 31 draws and 0.83 rejections on average: two blocks (64 bytes) all but always suffice.
+    stream = hmac.digest(key, prefix + b"0", "sha256") + hmac.digest(key, prefix + b"1", "sha256")
+    blocks = 2
+    pos = 0
     deck = list(range(32))
-    random.Random(f"ecarte-deck/{seed}/{game}/{deal}").shuffle(deck)
+    for i, limit in _DECK_STEPS:
+        while True:
+            if pos == len(stream):
+                stream += hmac.digest(key, prefix + b"%d" % blocks, "sha256")
+                blocks += 1
+            byte = stream[pos]
+            pos += 1
+            if byte < limit:
+                break
+        j = byte % (i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
     return tuple(deck)
 
 

@@ -19,6 +19,8 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from arbiter.rules import Seed
+
 __all__ = ["Format", "ScheduleError", "ScheduledGame", "make_schedule", "parse_shard", "shard"]
 
 Format = Literal["round_robin", "double_round_robin", "gauntlet"]
@@ -65,7 +67,7 @@ def make_schedule(
     engines: list[str],
     fmt: Format,
     games_per_pairing: int,
-    seed: int,
+    seed: Seed,
     *,
     challenger: str | None = None,
     duplicate: bool = True,

@@ -40,6 +40,7 @@ from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import Journal, JournalError, read_journal
 from arbiter.record import GameRecord
+from arbiter.rules import Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
@@ -293,19 +294,29 @@ async def _run_locked(
                 "--shard needs a fixed seed shared by all shards: set seed: in the config "
                 "or pass --seed"
             )
-        # A seed nobody can guess: small seeds let a bot that knows deck_for rebuild
-        # the deals from its first hand.
+        # A 128-bit secret nobody can guess (deck_for is keyed by it); resume reuses
+        # the one recorded in config.resolved.json, never a command line.
         recorded = old.get("seed") if old is not None else None
-        seed = recorded if isinstance(recorded, int) else secrets.randbits(63)
+        seed = recorded if isinstance(recorded, int | str) else secrets.token_hex(16)
         config = msgspec.structs.replace(config, seed=seed)
     assert config.seed is not None
-    run_seed: int = config.seed
+    run_seed: Seed = config.seed
+    if on_event is not None and seed_is_short(run_seed):
+        on_event(
+            f"warning: seed {run_seed!r} is short: any bot that learns or guesses it can "
+            "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
+        )
     resolved = _resolved(config, shard_spec)
     found = read_journal(journal_path)
     if found.records and not resume:
         raise TournamentError(
             f"{out_dir} already holds {len(found.records)} finished games; continue them with "
             "--resume, or choose another output directory with --out"
+        )
+    if any(r.seed_sha256 != seed_sha256(run_seed) for r in found.records):
+        raise TournamentError(
+            f"cannot resume in {out_dir}: its journal was played with another seed "
+            "(seed_sha256 differs)"
         )
     if old is not None:
         changed = _same_run(old, resolved)

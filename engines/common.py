@@ -35,6 +35,7 @@ from arbiter.rules import (
     HIGHER_IN_SUIT,
     Phase,
     Rules,
+    Seed,
     State,
     deck_for,
     legal_cards,
@@ -481,7 +482,7 @@ def view_player(choose: ViewChooser) -> StatePlayer:
 
 def play_game(
     players: tuple[StatePlayer, StatePlayer],
-    seed: int,
+    seed: Seed,
     game: int,
     first_dealer: int = 0,
     rules: Rules | None = None,
@@ -514,7 +515,7 @@ def play_match(
     a: StatePlayer,
     b: StatePlayer,
     pairs: int,
-    seed: int = 0,
+    seed: Seed = 0,
     rules: Rules | None = None,
 ) -> tuple[int, int]:
     """Play ``pairs`` game pairs (same decks, seats swapped); returns (games won by a, games)."""

@@ -10,10 +10,14 @@ import time
 import uuid
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from arbiter import cli
 from arbiter.cli import main as cli_main
-from arbiter.journal import read_journal
+from arbiter.journal import read_journal, write_records
+from arbiter.record import GameRecord, Termination
+from arbiter.rules import make_rules, seed_sha256
 from tests.disk_helpers import fill_disk_after
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,9 +74,45 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert proc.returncode == 130, err
     assert "interrupted" in err and "resume with: ecarte tournament" in err
     assert "--resume" in err and str(out) in err
+    # The drawn seed is read back from config.resolved.json, never put on a command line.
+    seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
+    assert "--seed" not in err and seed not in err
     found = read_journal(journal)
     assert found.warnings == [] and len(found.records) >= 5
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ([], None),
+        (["CONFIG"], None),
+        (["--seed", "42"], "--seed 42"),
+        (["--seed", "my key"], "--seed 'my key'"),
+    ],
+    ids=["drawn", "in-config", "int", "string"],
+)
+def test_resume_hint_repeats_only_a_seed_the_user_typed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: list[str],
+    hint: str | None,
+) -> None:
+    async def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_tournament", interrupted)
+    config = tmp_path / "t.yaml"
+    config.write_text("engines: [{name: random}, {name: greedy}]\nseed: 42\n")
+    argv = [str(config) if a == "CONFIG" else a for a in given]
+    assert cli.main(["tournament", "--out", str(tmp_path / "o"), *argv]) == 130
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("resume with:")]
+    assert "--resume" in line
+    if hint is None:
+        assert "--seed" not in line
+    else:
+        assert line.endswith(hint)
 
 
 @pytest.mark.slow
@@ -203,3 +243,27 @@ def test_run_progress_escapes_what_a_bot_wrote(
     err = capsys.readouterr().err
     assert 'unknown field "\\x1b[2J\\x07\\u202e"' in err
     assert all(ch == "\n" or ch.isprintable() for ch in err), err
+def test_merge_refuses_shards_of_different_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dirs = []
+    for i, seed in enumerate((1, 2)):
+        record = GameRecord(
+            game_id=i,
+            engines=["a", "b"],
+            pair_id=None,
+            deal_set=i,
+            seed_sha256=seed_sha256(seed),
+            first_dealer=0,
+            rules=make_rules(),
+            deals=[],
+            scores=[0, 0],
+            winner=0,
+            termination=Termination(reason="disconnected", offender=1),
+        )
+        shard_dir = tmp_path / f"shard-{i}"
+        shard_dir.mkdir()
+        write_records(shard_dir / "games.jsonl", [record])
+        dirs.append(str(shard_dir))
+    assert cli.main(["merge", *dirs, "--out", str(tmp_path / "all")]) == 2
+    assert "different seeds" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from arbiter.cli import default_config_text
@@ -108,6 +109,8 @@ BAD_CASES = [
         "engines:\n  - name: random\n    options: {a: {b: 1}}\n  - name: greedy\n",
         "$.engines[0].options.a: options are passed to the bot in its hello",
     ),
+    ("empty-seed", GOOD + "seed: ''\n", "x.yaml:4: $.seed: empty seed"),
+    ("float-seed", GOOD + "seed: 1.5\n", "x.yaml:4: $.seed: Expected `int | str | null`"),
     (
         "empty-command",
         "engines:\n  - name: a\n    command: '  '\n  - name: random\n",
@@ -183,3 +186,17 @@ def test_cli_match_names_a_command_after_its_script() -> None:
 def test_cli_resume_of_the_default_run_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["tournament", "--resume"]) == 2
     assert "--resume needs --out DIR" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [2**63 - 1, 2**64, 2**127, 2**200, -(2**70), "0123456789abcdef0123456789abcdef", "clé"],
+    ids=["int64", "2^64", "2^127", "2^200", "big-negative", "hex-string", "non-ascii"],
+)
+def test_seed_survives_yaml_and_the_resolved_json(seed: int | str) -> None:
+    """Seeds beyond 64 bits and strings come through YAML, msgspec and JSON unchanged."""
+    text = GOOD + f"seed: {seed if isinstance(seed, int) else repr(seed)}\n"
+    config = parse_config(text)
+    assert config.seed == seed and type(config.seed) is type(seed)
+    again = msgspec.json.decode(msgspec.json.encode(config), type=type(config))
+    assert again.seed == seed and type(again.seed) is type(seed)

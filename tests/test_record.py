@@ -9,7 +9,7 @@ import pytest
 
 from arbiter.cards import CARDS
 from arbiter.record import ActionRecord, DealRecord, GameRecord, RecordError, Termination, rereferee
-from arbiter.rules import Phase, deck_for, format_action, make_rules, new_game
+from arbiter.rules import Phase, deck_for, format_action, make_rules, new_game, seed_sha256
 
 
 def _random_record(seed: int) -> GameRecord:
@@ -55,7 +55,7 @@ def _random_record(seed: int) -> GameRecord:
         engines=["x", "y"],
         pair_id=None,
         deal_set=0,
-        seed=seed,
+        seed_sha256=seed_sha256(seed),
         first_dealer=0,
         rules=rules,
         deals=deals,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arbiter.record import DealRecord, GameRecord, Termination
 from arbiter.report import build_report, outcome_of, pgn_of
-from arbiter.rules import make_rules
+from arbiter.rules import make_rules, seed_sha256
 
 
 def _record(
@@ -24,7 +24,7 @@ def _record(
         engines=engines,
         pair_id=pair,
         deal_set=gid // 2,
-        seed=1,
+        seed_sha256=seed_sha256(1),
         first_dealer=0,
         rules=make_rules(),
         deals=[deal],

@@ -5,6 +5,8 @@ Sections refer to the project's rules reference (the Rules section of README.md)
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 from dataclasses import dataclass, field
 
@@ -17,6 +19,7 @@ from arbiter.rules import (
     IllegalActionError,
     Phase,
     RulesError,
+    Seed,
     beats,
     deck_for,
     format_action,
@@ -24,6 +27,9 @@ from arbiter.rules import (
     new_game,
     next_first_dealer,
     parse_action,
+    seed_is_short,
+    seed_sha256,
+    seed_text,
 )
 from tests.rules_helpers import act, build_deck, legal, start
 
@@ -601,3 +607,83 @@ def test_illegal_action_is_precise_and_leaves_state_unchanged() -> None:
 def test_build_deck_helper_is_faithful() -> None:
     deck = build_deck(ND, DL, UP)
     assert sorted(deck) == list(range(32))
+
+
+# The README's worked example ("Cards and notation"): a third party's decks must match.
+VECTOR_SEED = "00112233445566778899aabbccddeeff"
+VECTOR_DECK = (
+    "JH QS AH 9C 8C AC KC 9D 9H QH 7S 8S JC 7H KH AD "
+    "JD TD QD KS 7D TS 8D TH 8H TC JS QC 7C KD 9S AS"
+)
+
+
+def test_deck_for_test_vector() -> None:
+    """The published test vector: deal set 0, deal 1, and the seed's commitment."""
+    assert " ".join(str(CARDS[c]) for c in deck_for(VECTOR_SEED, 0, 1)) == VECTOR_DECK
+    assert seed_sha256(VECTOR_SEED) == (
+        "5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720"
+    )
+
+
+def _documented_deck(seed_text: str, deal_set: int, deal: int) -> tuple[list[int], int]:
+    """The README's algorithm, written from its text; returns the deck and bytes used."""
+    key = seed_text.encode("utf-8")
+    stream = b""
+    used = 0
+
+    def next_byte() -> int:
+        nonlocal stream, used
+        if used == len(stream):
+            block = len(stream) // 32
+            message = f"ecarte-deck/2/{deal_set}/{deal}/{block}".encode("ascii")
+            stream += hmac.new(key, message, hashlib.sha256).digest()
+        used += 1
+        return stream[used - 1]
+
+    deck = list(range(32))
+    for i in range(31, 0, -1):
+        n = i + 1
+        limit = 256 - 256 % n
+        b = next_byte()
+        while b >= limit:
+            b = next_byte()
+        j = b % n
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck, used
+
+
+def test_deck_for_follows_the_documented_algorithm() -> None:
+    """Ints, big ints and strings (non-ASCII too), across deal sets and deals; some decks
+    need bytes from the second HMAC block (enough rejections)."""
+    seeds: list[Seed] = [0, 42, -7, 2**64 + 1, 2**200, "k", "0042", "clé secrète", VECTOR_SEED]
+    most_bytes = 0
+    for seed in seeds:
+        for deal_set, deal in [(0, 1), (0, 2), (1, 1), (3, 2), (17, 5), (1000, 9)]:
+            expected, used = _documented_deck(seed_text(seed), deal_set, deal)
+            assert list(deck_for(seed, deal_set, deal)) == expected, (seed, deal_set, deal)
+            most_bytes = max(most_bytes, used)
+    assert most_bytes > 32
+
+
+def test_seed_text_makes_int_and_string_seeds_equivalent() -> None:
+    assert seed_text(42) == seed_text("42") == "42"
+    assert deck_for(42, 1, 1) == deck_for("42", 1, 1)
+    assert seed_sha256(42) == hashlib.sha256(b"42").hexdigest()
+    assert deck_for("0042", 1, 1) != deck_for(42, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("seed", "short"),
+    [
+        (42, True),
+        (-(2**200), True),
+        (2**127 - 1, True),
+        (2**127, False),
+        ("a" * 31, True),
+        ("a" * 32, False),
+        ("0123456789abcdef0123456789abcdef", False),
+    ],
+    ids=["small-int", "negative", "just-below-2^127", "2^127", "31-chars", "32-chars", "drawn"],
+)
+def test_short_seeds(seed: Seed, short: bool) -> None:
+    assert seed_is_short(seed) is short

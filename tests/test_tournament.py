@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from arbiter.cli import main as cli_main
 from arbiter.config import parse_config
 from arbiter.journal import read_journal
 from arbiter.record import GameRecord, rereferee
+from arbiter.rules import seed_sha256
 from arbiter.schedule import make_schedule, parse_shard, shard
 from arbiter.tournament import TournamentError, run_tournament
 
@@ -125,6 +127,14 @@ def test_resume_after_truncated_last_line(tmp_path: Path) -> None:
     assert len(read_journal(journal).records) == len(whole)
 
 
+def test_resume_refuses_a_journal_of_another_seed(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    _run(_config(2), out)
+    (out / "config.resolved.json").unlink()
+    with pytest.raises(TournamentError, match="journal was played with another seed"):
+        _run(_config(2).replace("seed: 77", "seed: 78"), out, resume=True)
+
+
 def test_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
     out = tmp_path / "bad"
     _run(_config(2), out)
@@ -214,16 +224,37 @@ def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> N
     """No seed: one is drawn (not guessable), recorded, and --resume continues with it."""
     text = _config(2).replace("seed: 77\n", "")
     out = tmp_path / "s"
-    first = _run(text, out)
+    events: list[str] = []
+    first = _run(text, out, on_event=events.append)
+    assert not [e for e in events if e.startswith("warning")]
     seed = msgspec.json.decode((out / "config.resolved.json").read_bytes())["seed"]
-    assert isinstance(seed, int) and seed > 1_000_000 and first[0].seed == seed
+    assert isinstance(seed, str) and re.fullmatch(r"[0-9a-f]{32}", seed)
+    assert first[0].seed_sha256 == seed_sha256(seed)
     journal = out / "games.jsonl"
     lines = journal.read_bytes().splitlines(keepends=True)
     journal.write_bytes(b"".join(lines[:3]))
     resumed = _run(text, out, resume=True)
     assert [_comparable(r) for r in resumed] == [_comparable(r) for r in first]
     other = _run(text, tmp_path / "other")
-    assert other[0].seed != seed
+    assert other[0].seed_sha256 != first[0].seed_sha256
+
+
+@pytest.mark.parametrize(
+    ("seed", "warned"), [("77", True), ("'a-long-seed-of-thirty-two-chars!'", False)]
+)
+def test_a_short_seed_warns_once(tmp_path: Path, seed: str, warned: bool) -> None:
+    text = _config(2).replace("seed: 77\n", f"seed: {seed}\n")
+    events: list[str] = []
+    _run(text, tmp_path / "w", on_event=events.append)
+    warnings = [e for e in events if e.startswith("warning: seed")]
+    assert warnings == (
+        [
+            "warning: seed 77 is short: any bot that learns or guesses it can rebuild every "
+            "deck; leave seed unset (a random 128-bit seed) for untrusted bots"
+        ]
+        if warned
+        else []
+    )
 
 
 def test_shard_without_a_seed_is_refused(tmp_path: Path) -> None:
