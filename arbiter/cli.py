@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import shlex
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import trio
@@ -24,9 +26,18 @@ from arbiter.config import (
     load_config,
     parse_config,
 )
-from arbiter.journal import JournalError, read_journal, write_records
+from arbiter.journal import (
+    JournalError,
+    JournalReader,
+    checked_entries,
+    digest,
+    encode_record,
+    make_private_dir,
+    write_private,
+    write_records,
+)
 from arbiter.record import GameRecord
-from arbiter.report import build_report, pgn_of
+from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.schedule import ScheduleError, parse_shard
 from arbiter.stats import SprtState
 from arbiter.tournament import Progress, TournamentError, run_tournament
@@ -56,10 +67,10 @@ def _run_seed(out: Path) -> int:
     return seed if isinstance(seed, int) else 0
 
 
-def _write_outputs(records: list[GameRecord], out: Path, seed: int) -> str:
-    report = build_report(records, seed=seed)
-    (out / "standings.json").write_bytes(
-        msgspec.json.format(msgspec.json.encode(report.to_json())) + b"\n"
+def _write_outputs(results: list[GameResult], out: Path, seed: int) -> str:
+    report = build_report(results, seed=seed)
+    write_private(
+        out / "standings.json", msgspec.json.format(msgspec.json.encode(report.to_json())) + b"\n"
     )
     return report.text()
 
@@ -117,7 +128,7 @@ def _run(
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
     try:
-        records = trio.run(
+        results = trio.run(
             lambda: run_tournament(
                 config,
                 base_dir=base,
@@ -157,7 +168,7 @@ def _run(
             f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
         )
         return 130
-    print(_write_outputs(records, out, _run_seed(out)))
+    print(_write_outputs(results, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
     if errors:
         _say(
@@ -233,13 +244,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.sprt is not None:
         p = _parse_sprt(args.sprt)
         _say(f"SPRT elo0={p['elo0']} elo1={p['elo1']} alpha={p['alpha']} beta={p['beta']} on pairs")
-        from arbiter.report import outcome_of
-
         state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
 
-        def stop_when(record: GameRecord) -> bool:
+        def stop_when(result: GameResult) -> bool:
             # Incremental: each finished game once; a pair counts when both games are in.
-            if not state.add_outcome(outcome_of(record)):
+            if not state.add_outcome(result.outcome):
                 return False
             res = state.result()
             c = state.counts
@@ -256,26 +265,33 @@ def cmd_match(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- stats, merge
 
 
-def _load_records(out: Path) -> list[GameRecord]:
+def _journal_of(out: Path) -> JournalReader:
     path = out / "games.jsonl" if out.is_dir() else out
     if not path.exists():
         raise UsageError(f"no journal at {path}")
-    found = read_journal(path)
-    for w in found.warnings:
+    return JournalReader(path)
+
+
+def _load_results(out: Path) -> list[GameResult]:
+    """The results of a journal, every record re-referee'd, read one line at a time."""
+    reader = _journal_of(out)
+    results = [result_of(e.record) for e in checked_entries(reader)]
+    for w in reader.warnings:
         _say("warning: " + w)
-    return found.records
+    results.sort(key=lambda r: r.game_id)
+    return results
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    records = _load_records(out)
-    if not records:
+    results = _load_results(out)
+    if not results:
         raise UsageError(f"{out}: the journal holds no games")
     target = out if out.is_dir() else out.parent
-    print(_write_outputs(records, target, seed=_run_seed(target)))
+    print(_write_outputs(results, target, seed=_run_seed(target)))
     print(f"standings: {target / 'standings.json'}")
     if args.pgn:
-        Path(args.pgn).write_text(pgn_of(records))
+        Path(args.pgn).write_text(pgn_of(results))
         print(f"PGN: {args.pgn}")
     return 0
 
@@ -303,48 +319,87 @@ def _missing_games(resolved: dict[str, Any], have: set[int]) -> set[int]:
         return set()
 
 
+class _Kept(NamedTuple):
+    """Where the merge found a game, and fingerprints to recognise it again."""
+
+    shard: int
+    offset: int
+    line: bytes
+    """Digest of the stored line."""
+    game: bytes
+    """Digest of the record without its timings."""
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
-    merged: dict[int, GameRecord] = {}
+    # Two passes, one record in memory at a time: check every shard's records and note
+    # where each game is, then copy the lines in game-id order.
     configs: list[dict[str, Any]] = []
     for d in args.dirs:
-        path = Path(d)
-        resolved = path / "config.resolved.json"
+        resolved = Path(d) / "config.resolved.json"
         if resolved.exists():
             cfg = msgspec.json.decode(resolved.read_bytes())
             cfg.pop("shard", None)
             cfg.pop("out", None)
             cfg.pop("concurrency", None)
             configs.append(cfg)
-        for r in _load_records(path):
-            old = merged.get(r.game_id)
-            if old is not None and _without_timing(old) != _without_timing(r):
-                raise UsageError(f"game {r.game_id} appears in two shards with different results")
-            merged[r.game_id] = r
     for cfg in configs[1:]:
         if {k: v for k, v in cfg.items() if k != "versions"} != {
             k: v for k, v in configs[0].items() if k != "versions"
         }:
             raise UsageError("the shards were run with different configs; refusing to merge")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     if (out / "games.jsonl").exists() and not args.force:
         raise UsageError(f"{out / 'games.jsonl'} exists; pass --force to overwrite it")
-    records = [merged[k] for k in sorted(merged)]
-    write_records(out / "games.jsonl", records)
+    kept: dict[int, _Kept] = {}
+    results: dict[int, GameResult] = {}
+    paths: list[Path] = []
+    for d in args.dirs:
+        reader = _journal_of(Path(d))
+        paths.append(reader.path)
+        for entry in checked_entries(reader):
+            rec = entry.record
+            game = digest(encode_record(_without_timing(rec)))
+            old = kept.get(rec.game_id)
+            if old is not None:
+                if old.game != game:
+                    raise UsageError(
+                        f"{reader.path}:{entry.line}: game {rec.game_id} appears in two shards "
+                        f"with different results (the other is in {paths[old.shard]})"
+                    )
+                continue
+            kept[rec.game_id] = _Kept(len(paths) - 1, entry.offset, digest(entry.data), game)
+            results[rec.game_id] = result_of(rec)
+        for w in reader.warnings:
+            _say("warning: " + w)
+    make_private_dir(out)
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(open(p, "rb")) for p in paths]
+
+        def lines() -> Iterator[bytes]:
+            for game_id in sorted(kept):
+                k = kept[game_id]
+                f = files[k.shard]
+                f.seek(k.offset)
+                line = f.readline().rstrip(b"\n")
+                if digest(line) != k.line:
+                    raise JournalError(f"{paths[k.shard]} changed while it was being merged")
+                yield line
+
+        write_records(out / "games.jsonl", lines())
     if configs:
-        (out / "config.resolved.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n"
+        write_private(
+            out / "config.resolved.json",
+            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n",
         )
-    if configs:
-        missing = _missing_games(configs[0], {r.game_id for r in records})
+        missing = _missing_games(configs[0], set(kept))
         if missing:
             _say(
                 f"warning: the merged result lacks {len(missing)} game(s) of the schedule "
                 f"(first missing game ids: {sorted(missing)[:5]}); is a shard missing or "
                 "unfinished?"
             )
-    print(f"merged {len(records)} games from {len(args.dirs)} directories into {out}/")
-    print(_write_outputs(records, out, seed=_run_seed(out)))
+    print(f"merged {len(kept)} games from {len(args.dirs)} directories into {out}/")
+    print(_write_outputs([results[k] for k in sorted(results)], out, seed=_run_seed(out)))
     return 0
 
 

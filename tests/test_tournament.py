@@ -55,10 +55,17 @@ def _comparable(r: GameRecord) -> GameRecord:
 
 
 def _run(text: str, out: Path, **kwargs: object) -> list[GameRecord]:
+    """Run a tournament; its journaled records in game-id order."""
     config = parse_config(text)
-    return trio.run(
+    results = trio.run(
         lambda: run_tournament(config, base_dir=ROOT, out_dir=out, **kwargs)  # type: ignore[arg-type]
     )
+    records = sorted(read_journal(out / "games.jsonl").records, key=lambda r: r.game_id)
+    assert [r.game_id for r in results] == [r.game_id for r in records]
+    assert [(r.engines, r.winner) for r in results] == [
+        (tuple(r.engines), r.winner) for r in records
+    ]
+    return records
 
 
 @pytest.mark.slow
