@@ -20,22 +20,19 @@ from arbiter.tournament import schedule_of
 
 SEED = 11
 
-CONFIG = (
-    """
+CONFIG = """
 name: synthetic
 engines:
-  - {{name: alpha, builtin: random}}
-  - {{name: beta, builtin: random}}
-games_per_pairing: {games}
-seed: %d
+  - {name: alpha, builtin: random}
+  - {name: beta, builtin: random}
+seed: SEED
+games_per_pairing: GAMES
 """
-    % SEED
-)
 
 
 def config_for(games: int) -> TournamentConfig:
     """A two-engine config whose schedule has ``games`` games (even)."""
-    return parse_config(CONFIG.format(games=games))
+    return parse_config(CONFIG.replace("SEED", str(SEED)).replace("GAMES", str(games)))
 
 
 def record_for(game: ScheduledGame, rules: Rules, seed: int) -> GameRecord:
