@@ -21,6 +21,7 @@ faulted against an opponent forfeits its remaining games against that opponent
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import math
@@ -341,13 +342,15 @@ async def _run_locked(
                 match_forfeits.add((off, r.engines[1 - r.offender]))
 
     journal = Journal(journal_path, truncate_to=reader.good_bytes)
-    queue = iter(todo)
+    workers = max(1, concurrency or config.concurrency or _cores())
+    starters = min(workers, max(1, len(todo)))
+    queue = _drain(collections.deque(todo))
+    del todo
     stopping = False
     if stop_when is not None:
         for r in found:
             stopping = stop_when(r) or stopping
     del found
-    workers = max(1, concurrency or config.concurrency or _cores())
 
     journal_lock = trio.Lock()
 
@@ -449,13 +452,19 @@ async def _run_locked(
 
     try:
         async with trio.open_nursery() as nursery:
-            for _ in range(min(workers, max(1, len(todo)))):
+            for _ in range(starters):
                 nursery.start_soon(worker)
     finally:
         journal.close()
         if progress is not None:
             progress.show(final=True)
     return sorted(results.values(), key=lambda r: r.game_id)
+
+
+def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[ScheduledGame]:
+    """Hand out the games in order, dropping each one as it is taken."""
+    while pending:
+        yield pending.popleft()
 
 
 def _schedule_check(
