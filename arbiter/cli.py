@@ -9,7 +9,7 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -38,9 +38,15 @@ from arbiter.journal import (
 )
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
-from arbiter.schedule import ScheduleError, parse_shard
+from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
-from arbiter.tournament import Progress, TournamentError, run_tournament
+from arbiter.tournament import (
+    Progress,
+    TournamentError,
+    run_tournament,
+    schedule_check,
+    schedule_of,
+)
 
 __all__ = ["main"]
 
@@ -272,10 +278,66 @@ def _journal_of(out: Path) -> JournalReader:
     return JournalReader(path)
 
 
+def _config_of(resolved: dict[str, Any]) -> TournamentConfig | None:
+    """The config of a run from its ``config.resolved.json``; None if it cannot be rebuilt."""
+    fields = set(TournamentConfig.__struct_fields__)
+    try:
+        config = msgspec.convert(
+            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
+        )
+        config.resolved_rules()
+    except (msgspec.ValidationError, ValueError):
+        return None
+    return config if config.seed is not None else None
+
+
+def _schedule_check(
+    resolved: dict[str, Any], *, whole: bool
+) -> Callable[[GameRecord], None] | None:
+    """The schedule check of ``--resume`` for a run (``whole``: the unsharded schedule).
+
+    None, with a warning, if the config does not give a schedule: records are then
+    only re-refereed.
+    """
+    config = _config_of(resolved)
+    shard_text = None if whole else resolved.get("shard")
+    try:
+        if config is None or not (shard_text is None or isinstance(shard_text, str)):
+            raise ScheduleError("no usable config")
+        games = schedule_of(config)
+        if shard_text is not None:
+            games = shard(games, *parse_shard(shard_text))
+    except (ScheduleError, TournamentError):
+        _say("warning: config.resolved.json gives no schedule; records are only re-refereed")
+        return None
+    assert config.seed is not None
+    sharded = shard_text is not None
+    return schedule_check(games, config.resolved_rules(), config.seed, sharded=sharded)
+
+
+def _read_config(path: Path) -> dict[str, Any] | None:
+    """A ``config.resolved.json`` as data; None if there is none."""
+    if not path.exists():
+        return None
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        raise UsageError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a resolved config")
+    return data
+
+
 def _load_results(out: Path) -> list[GameResult]:
-    """The results of a journal, every record re-referee'd, read one line at a time."""
+    """The results of a journal, every record checked, read one line at a time.
+
+    Records are re-refereed, and compared with the run's schedule when its
+    ``config.resolved.json`` is beside the journal.
+    """
     reader = _journal_of(out)
-    results = [result_of(e.record) for e in checked_entries(reader)]
+    resolved = _read_config(reader.path.parent / "config.resolved.json")
+    check = None if resolved is None else _schedule_check(resolved, whole=False)
+    results = [result_of(e.record) for e in checked_entries(reader, check)]
     for w in reader.warnings:
         _say("warning: " + w)
     results.sort(key=lambda r: r.game_id)
@@ -307,15 +369,10 @@ def _without_timing(r: GameRecord) -> GameRecord:
 
 def _missing_games(resolved: dict[str, Any], have: set[int]) -> set[int]:
     """Game ids of the full schedule of a resolved config that are not in ``have``."""
-    from arbiter.tournament import schedule_of
-
-    fields = set(TournamentConfig.__struct_fields__)
+    config = _config_of(resolved)
     try:
-        config = msgspec.convert(
-            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
-        )
-        return {g.game_id for g in schedule_of(config)} - have
-    except (msgspec.ValidationError, TournamentError, ScheduleError):
+        return set() if config is None else {g.game_id for g in schedule_of(config)} - have
+    except (TournamentError, ScheduleError):
         return set()
 
 
@@ -335,9 +392,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     # where each game is, then copy the lines in game-id order.
     configs: list[dict[str, Any]] = []
     for d in args.dirs:
-        resolved = Path(d) / "config.resolved.json"
-        if resolved.exists():
-            cfg = msgspec.json.decode(resolved.read_bytes())
+        cfg = _read_config(Path(d) / "config.resolved.json")
+        if cfg is not None:
             cfg.pop("shard", None)
             cfg.pop("out", None)
             cfg.pop("concurrency", None)
@@ -350,13 +406,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if (out / "games.jsonl").exists() and not args.force:
         raise UsageError(f"{out / 'games.jsonl'} exists; pass --force to overwrite it")
+    # Shards hold slices of one schedule: each record is checked against the whole.
+    check = _schedule_check(configs[0], whole=True) if configs else None
     kept: dict[int, _Kept] = {}
     results: dict[int, GameResult] = {}
     paths: list[Path] = []
     for d in args.dirs:
         reader = _journal_of(Path(d))
         paths.append(reader.path)
-        for entry in checked_entries(reader):
+        for entry in checked_entries(reader, check):
             rec = entry.record
             game = digest(encode_record(_without_timing(rec)))
             old = kept.get(rec.game_id)

@@ -30,7 +30,7 @@ import platform
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -56,7 +56,7 @@ from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
-__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
+__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_check", "schedule_of"]
 
 VERSION = "0.1.0"
 
@@ -294,11 +294,10 @@ async def _run_locked(
         games = shard(games, *shard_spec)
     results: dict[int, GameResult] = {}
     if resume:
-        scheduled = {g.game_id: g for g in games}
-        check = _schedule_check(scheduled, rules, run_seed, shard_spec is not None)
+        check = schedule_check(games, rules, run_seed, sharded=shard_spec is not None)
         for entry in checked_entries(reader, check):
             results[entry.record.game_id] = result_of(entry.record)
-        del scheduled
+        del check
     for warning in reader.warnings:
         if on_event is not None:
             on_event(f"warning: {warning}; its game will be played again")
@@ -467,10 +466,17 @@ def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[ScheduledGame]
         yield pending.popleft()
 
 
-def _schedule_check(
-    scheduled: dict[int, ScheduledGame], rules: Rules, seed: int, sharded: bool
+def schedule_check(
+    games: Iterable[ScheduledGame], rules: Rules, seed: int, *, sharded: bool = False
 ) -> Callable[[GameRecord], None]:
-    """A check that a journaled record is the game the schedule says (see the module doc)."""
+    """A check that a journaled record is the game the schedule says it is.
+
+    The returned function raises :class:`~arbiter.record.RecordError` for a game id
+    not in ``games`` (``sharded``: say "this shard"), and for engines, seats, pair,
+    deal set, first dealer, rules or decks (dealt from ``seed``) that differ.  It does
+    not re-referee (see :func:`~arbiter.journal.checked_entries`).
+    """
+    scheduled = {g.game_id: g for g in games}
 
     def check(rec: GameRecord) -> None:
         game = scheduled.get(rec.game_id)

@@ -25,7 +25,7 @@ from pathlib import Path
 from synthetic_journal import SEED, config_for, write_journal
 
 from arbiter.journal import JournalReader, checked_entries
-from arbiter.tournament import _schedule_check, schedule_of
+from arbiter.tournament import schedule_check, schedule_of
 
 RUNS = 3
 
@@ -47,9 +47,8 @@ def main() -> None:
         path = Path(tmp) / "games.jsonl"
         write_journal(path, games)
         config = config_for(games)
-        scheduled = {g.game_id: g for g in schedule_of(config)}
         assert config.seed == SEED
-        check = _schedule_check(scheduled, config.resolved_rules(), SEED, False)
+        check = schedule_check(schedule_of(config), config.resolved_rules(), SEED)
         size = path.stat().st_size
         floor, n = best(lambda: sum(1 for _ in JournalReader(path)))
         referee, _ = best(lambda: sum(1 for _ in checked_entries(JournalReader(path))))

@@ -440,7 +440,7 @@ def test_resume_refuses_a_tampered_journal(
 def test_stats_and_merge_refuse_a_record_that_does_not_replay(
     finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """stats and merge re-referee too, naming the shard file and line."""
+    """stats and merge re-referee too, and check the schedule, naming the file and line."""
     out = tmp_path / "out"
     shutil.copytree(finished_run / "out", out)
     lines = (out / "games.jsonl").read_bytes().splitlines(keepends=True)
@@ -454,3 +454,14 @@ def test_stats_and_merge_refuse_a_record_that_does_not_replay(
     (out / "games.jsonl").write_bytes(b"".join(lines))
     assert cli_main(["stats", str(out)]) == 2
     assert "games.jsonl:3: game" in capsys.readouterr().err
+    # With the run's config.resolved.json beside the journal, the schedule is checked too.
+    for tamper, message, command in [
+        (_outside_schedule, "game id 99 is not in the schedule", ["stats", str(out)]),
+        (_swap_seats, "engines differ", ["merge", str(out), "--out", str(tmp_path / "m")]),
+    ]:
+        lines = (finished_run / "out" / "games.jsonl").read_bytes().splitlines(keepends=True)
+        tamper(lines)
+        (out / "games.jsonl").write_bytes(b"".join(lines))
+        assert cli_main(command) == 2
+        assert f"{out / 'games.jsonl'}:2: game " in (err := capsys.readouterr().err)
+        assert message in err
