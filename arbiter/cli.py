@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import secrets
 import shlex
@@ -10,10 +11,10 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import trio
@@ -28,14 +29,29 @@ from arbiter.config import (
     load_config,
     parse_config,
 )
-from arbiter.journal import JournalError, read_journal, write_records
+from arbiter.journal import (
+    JournalError,
+    JournalReader,
+    checked_entries,
+    digest,
+    encode_record,
+    make_private_dir,
+    write_private,
+    write_records,
+)
 from arbiter.record import GameRecord
-from arbiter.report import build_report, pgn_of
+from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.rules import Seed, seed_sha256
 from arbiter.sandbox import SandboxUnavailable, guard_arbiter
-from arbiter.schedule import ScheduleError, parse_shard
+from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
-from arbiter.tournament import Progress, TournamentError, run_tournament
+from arbiter.tournament import (
+    Progress,
+    TournamentError,
+    run_tournament,
+    schedule_check,
+    schedule_of,
+)
 
 __all__ = ["main"]
 
@@ -70,10 +86,10 @@ def _seed_arg(text: str) -> Seed:
     return int(text) if re.fullmatch(r"-?[1-9][0-9]*|0", text) else text
 
 
-def _write_outputs(records: list[GameRecord], out: Path, seed: int) -> str:
-    report = build_report(records, seed=seed)
-    (out / "standings.json").write_bytes(
-        msgspec.json.format(msgspec.json.encode(report.to_json())) + b"\n"
+def _write_outputs(results: list[GameResult], out: Path, seed: int) -> str:
+    report = build_report(results, seed=seed)
+    write_private(
+        out / "standings.json", msgspec.json.format(msgspec.json.encode(report.to_json())) + b"\n"
     )
     return report.text()
 
@@ -135,7 +151,7 @@ def _run(
     hidden = [str(Path(source).resolve())] if source else []
     stopped_by: list[int] = []
 
-    async def play() -> list[GameRecord] | None:
+    async def play() -> list[GameResult] | None:
         return await _until_signal(
             stopped_by,
             run_tournament(
@@ -153,8 +169,8 @@ def _run(
         )
 
     try:
-        records = trio.run(play)
-        if records is None:
+        results = trio.run(play)
+        if results is None:
             raise KeyboardInterrupt
     except BaseException as exc:
         # Ctrl+C arrives as KeyboardInterrupt, usually inside an exception group from
@@ -187,7 +203,7 @@ def _run(
         )
         # The shell's convention: 128 + the signal (130 for Ctrl+C, 143 SIGTERM, 129 SIGHUP).
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
-    print(_write_outputs(records, out, _run_seed(out)))
+    print(_write_outputs(results, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
     if errors:
         _say(
@@ -199,14 +215,14 @@ def _run(
 
 
 async def _until_signal(
-    stopped_by: list[int], job: Coroutine[Any, Any, list[GameRecord]]
-) -> list[GameRecord] | None:
+    stopped_by: list[int], job: Coroutine[Any, Any, list[GameResult]]
+) -> list[GameResult] | None:
     """Run ``job``; on SIGTERM or SIGHUP cancel it (bots stopped, journal closed), None.
 
     Batch schedulers (Slurm, Kubernetes) and ``timeout`` stop a job with SIGTERM, and a
     closed terminal sends SIGHUP: both end the run as Ctrl+C does.
     """
-    result: list[GameRecord] | None = None
+    result: list[GameResult] | None = None
     try:
         async with trio.open_nursery() as nursery:
 
@@ -293,13 +309,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.sprt is not None:
         p = _parse_sprt(args.sprt)
         _say(f"SPRT elo0={p['elo0']} elo1={p['elo1']} alpha={p['alpha']} beta={p['beta']} on pairs")
-        from arbiter.report import outcome_of
-
         state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
 
-        def stop_when(record: GameRecord) -> bool:
+        def stop_when(result: GameResult) -> bool:
             # Incremental: each finished game once; a pair counts when both games are in.
-            if not state.add_outcome(outcome_of(record)):
+            if not state.add_outcome(result.outcome):
                 return False
             res = state.result()
             c = state.counts
@@ -316,26 +330,89 @@ def cmd_match(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- stats, merge
 
 
-def _load_records(out: Path) -> list[GameRecord]:
+def _journal_of(out: Path) -> JournalReader:
     path = out / "games.jsonl" if out.is_dir() else out
     if not path.exists():
         raise UsageError(f"no journal at {path}")
-    found = read_journal(path)
-    for w in found.warnings:
+    return JournalReader(path)
+
+
+def _config_of(resolved: dict[str, Any]) -> TournamentConfig | None:
+    """The config of a run from its ``config.resolved.json``; None if it cannot be rebuilt."""
+    fields = set(TournamentConfig.__struct_fields__)
+    try:
+        config = msgspec.convert(
+            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
+        )
+        config.resolved_rules()
+    except (msgspec.ValidationError, ValueError):
+        return None
+    return config if config.seed is not None else None
+
+
+def _schedule_check(
+    resolved: dict[str, Any], *, whole: bool
+) -> Callable[[GameRecord], None] | None:
+    """The schedule check of ``--resume`` for a run (``whole``: the unsharded schedule).
+
+    None, with a warning, if the config does not give a schedule: records are then
+    only re-refereed.
+    """
+    config = _config_of(resolved)
+    shard_text = None if whole else resolved.get("shard")
+    try:
+        if config is None or not (shard_text is None or isinstance(shard_text, str)):
+            raise ScheduleError("no usable config")
+        games = schedule_of(config)
+        if shard_text is not None:
+            games = shard(games, *parse_shard(shard_text))
+    except (ScheduleError, TournamentError):
+        _say("warning: config.resolved.json gives no schedule; records are only re-refereed")
+        return None
+    assert config.seed is not None
+    sharded = shard_text is not None
+    return schedule_check(games, config.resolved_rules(), config.seed, sharded=sharded)
+
+
+def _read_config(path: Path) -> dict[str, Any] | None:
+    """A ``config.resolved.json`` as data; None if there is none."""
+    if not path.exists():
+        return None
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError) as exc:
+        raise UsageError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a resolved config")
+    return data
+
+
+def _load_results(out: Path) -> list[GameResult]:
+    """The results of a journal, every record checked, read one line at a time.
+
+    Records are re-refereed, and compared with the run's schedule when its
+    ``config.resolved.json`` is beside the journal.
+    """
+    reader = _journal_of(out)
+    resolved = _read_config(reader.path.parent / "config.resolved.json")
+    check = None if resolved is None else _schedule_check(resolved, whole=False)
+    results = [result_of(e.record) for e in checked_entries(reader, check)]
+    for w in reader.warnings:
         _say("warning: " + w)
-    return found.records
+    results.sort(key=lambda r: r.game_id)
+    return results
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    records = _load_records(out)
-    if not records:
+    results = _load_results(out)
+    if not results:
         raise UsageError(f"{out}: the journal holds no games")
     target = out if out.is_dir() else out.parent
-    print(_write_outputs(records, target, seed=_run_seed(target)))
+    print(_write_outputs(results, target, seed=_run_seed(target)))
     print(f"standings: {target / 'standings.json'}")
     if args.pgn:
-        Path(args.pgn).write_text(pgn_of(records))
+        Path(args.pgn).write_text(pgn_of(results))
         print(f"PGN: {args.pgn}")
     return 0
 
@@ -351,62 +428,99 @@ def _without_timing(r: GameRecord) -> GameRecord:
 
 def _missing_games(resolved: dict[str, Any], have: set[int]) -> set[int]:
     """Game ids of the full schedule of a resolved config that are not in ``have``."""
-    from arbiter.tournament import schedule_of
-
-    fields = set(TournamentConfig.__struct_fields__)
+    config = _config_of(resolved)
     try:
-        config = msgspec.convert(
-            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
-        )
-        return {g.game_id for g in schedule_of(config)} - have
-    except (msgspec.ValidationError, TournamentError, ScheduleError):
+        return set() if config is None else {g.game_id for g in schedule_of(config)} - have
+    except (TournamentError, ScheduleError):
         return set()
 
 
+class _Kept(NamedTuple):
+    """Where the merge found a game, and fingerprints to recognise it again."""
+
+    shard: int
+    offset: int
+    line: bytes
+    """Digest of the stored line."""
+    game: bytes
+    """Digest of the record without its timings."""
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
-    merged: dict[int, GameRecord] = {}
+    # Two passes, one record in memory at a time: check every shard's records and note
+    # where each game is, then copy the lines in game-id order.
     configs: list[dict[str, Any]] = []
     for d in args.dirs:
-        path = Path(d)
-        resolved = path / "config.resolved.json"
-        if resolved.exists():
-            cfg = msgspec.json.decode(resolved.read_bytes())
+        cfg = _read_config(Path(d) / "config.resolved.json")
+        if cfg is not None:
             cfg.pop("shard", None)
             cfg.pop("out", None)
             cfg.pop("concurrency", None)
             configs.append(cfg)
-        for r in _load_records(path):
-            old = merged.get(r.game_id)
-            if old is not None and _without_timing(old) != _without_timing(r):
-                raise UsageError(f"game {r.game_id} appears in two shards with different results")
-            merged[r.game_id] = r
     for cfg in configs[1:]:
         if {k: v for k, v in cfg.items() if k != "versions"} != {
             k: v for k, v in configs[0].items() if k != "versions"
         }:
             raise UsageError("the shards were run with different configs; refusing to merge")
-    if len({r.seed_sha256 for r in merged.values()}) > 1:
-        raise UsageError("the shards were run with different seeds; refusing to merge")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     if (out / "games.jsonl").exists() and not args.force:
         raise UsageError(f"{out / 'games.jsonl'} exists; pass --force to overwrite it")
-    records = [merged[k] for k in sorted(merged)]
-    write_records(out / "games.jsonl", records)
+    # Shards hold slices of one schedule: each record is checked against the whole.
+    check = _schedule_check(configs[0], whole=True) if configs else None
+    kept: dict[int, _Kept] = {}
+    results: dict[int, GameResult] = {}
+    seeds: set[str] = set()
+    paths: list[Path] = []
+    for d in args.dirs:
+        reader = _journal_of(Path(d))
+        paths.append(reader.path)
+        for entry in checked_entries(reader, check):
+            rec = entry.record
+            seeds.add(rec.seed_sha256)
+            if len(seeds) > 1:
+                raise UsageError("the shards were run with different seeds; refusing to merge")
+            game = digest(encode_record(_without_timing(rec)))
+            old = kept.get(rec.game_id)
+            if old is not None:
+                if old.game != game:
+                    raise UsageError(
+                        f"{reader.path}:{entry.line}: game {rec.game_id} appears in two shards "
+                        f"with different results (the other is in {paths[old.shard]})"
+                    )
+                continue
+            kept[rec.game_id] = _Kept(len(paths) - 1, entry.offset, digest(entry.data), game)
+            results[rec.game_id] = result_of(rec)
+        for w in reader.warnings:
+            _say("warning: " + w)
+    make_private_dir(out)
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(open(p, "rb")) for p in paths]
+
+        def lines() -> Iterator[bytes]:
+            for game_id in sorted(kept):
+                k = kept[game_id]
+                f = files[k.shard]
+                f.seek(k.offset)
+                line = f.readline().rstrip(b"\n")
+                if digest(line) != k.line:
+                    raise JournalError(f"{paths[k.shard]} changed while it was being merged")
+                yield line
+
+        write_records(out / "games.jsonl", lines())
     if configs:
-        (out / "config.resolved.json").write_bytes(
-            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n"
+        write_private(
+            out / "config.resolved.json",
+            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n",
         )
-    if configs:
-        missing = _missing_games(configs[0], {r.game_id for r in records})
+        missing = _missing_games(configs[0], set(kept))
         if missing:
             _say(
                 f"warning: the merged result lacks {len(missing)} game(s) of the schedule "
                 f"(first missing game ids: {sorted(missing)[:5]}); is a shard missing or "
                 "unfinished?"
             )
-    print(f"merged {len(records)} games from {len(args.dirs)} directories into {out}/")
-    print(_write_outputs(records, out, seed=_run_seed(out)))
+    print(f"merged {len(kept)} games from {len(args.dirs)} directories into {out}/")
+    print(_write_outputs([results[k] for k in sorted(results)], out, seed=_run_seed(out)))
     return 0
 
 

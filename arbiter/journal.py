@@ -7,24 +7,49 @@ with a warning and the file is truncated back to the last whole record before ne
 games are appended.  A bad line anywhere else is real damage and an error naming
 the file and the line.  A record that cannot be written (a full disk) is cut back
 out of the file and raises :class:`JournalError`: the records before it stay whole.
-A record of the older format (with the seed itself instead of
-``seed_sha256``, and decks from the older deck function) is an error wherever it is:
-such a journal is never truncated or mixed with new games.
+A record of the older format (with the seed itself instead of ``seed_sha256``, and
+decks from the older deck function) is an error wherever it is: such a journal is never
+truncated or mixed with new games.
+
+Bots are hostile programs and may be able to write to the journal, so a journal is
+read as untrusted input: :func:`checked_entries` re-referees every record, refuses a
+game id seen twice and lets the caller add its own checks (the tournament compares
+each record with its schedule).  Reading streams: one line is decoded, checked and
+handed on at a time, so memory does not grow with the journal.
+
+Everything the arbiter writes under ``OUT/`` is owner-only (files 0600, directories
+0700) whatever the umask: records show every card of every deal.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, NamedTuple
 
 import msgspec
 
-from arbiter.record import GameRecord
+from arbiter.record import GameRecord, RecordError, rereferee
 
-__all__ = ["Journal", "JournalError", "JournalRead", "read_journal"]
+__all__ = [
+    "Entry",
+    "Journal",
+    "JournalError",
+    "JournalRead",
+    "JournalReader",
+    "checked_entries",
+    "digest",
+    "encode_record",
+    "make_private_dir",
+    "open_private",
+    "read_journal",
+    "write_private",
+    "write_records",
+]
 
 _decoder = msgspec.json.Decoder(GameRecord)
 _encoder = msgspec.json.Encoder()
@@ -60,50 +85,113 @@ def _older_record(chunk: bytes) -> bool:
     return isinstance(raw, dict) and "seed" in raw and "seed_sha256" not in raw
 
 
-def read_journal(path: Path) -> JournalRead:
-    """Read a journal; a missing file is an empty journal."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return JournalRead([], 0)
-    except OSError as exc:
-        raise JournalError(f"cannot read {path}: {exc.strerror}") from None
-    records: list[GameRecord] = []
-    warnings: list[str] = []
-    pos = 0
-    lineno = 0
-    good = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        lineno += 1
-        last = end < 0 or end == len(data) - 1
-        chunk = data[pos:] if end < 0 else data[pos:end]
-        if not chunk.strip():
-            pos = len(data) if end < 0 else end + 1
-            good = pos
-            continue
+class Entry(NamedTuple):
+    """One record of a journal and where it is."""
+
+    line: int
+    """Line number (1-based)."""
+    offset: int
+    """Byte offset of the line."""
+    data: bytes
+    """The line as stored, without its newline."""
+    record: GameRecord
+    """The decoded record."""
+
+
+class JournalReader:
+    """Iterate over a journal's records one line at a time.
+
+    A missing file is an empty journal.  After a complete iteration ``good_bytes`` is
+    the length up to the end of the last whole record and ``warnings`` says what was
+    dropped (a truncated last line).  Damage before the last line raises
+    :class:`JournalError`.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.good_bytes = 0
+        """Length of the file up to the end of the last whole record read so far."""
+        self.warnings: list[str] = []
+        """Things dropped (a truncated last line)."""
+
+    def __iter__(self) -> Iterator[Entry]:
         try:
-            if end < 0:
-                raise msgspec.DecodeError("no newline at the end of the last line")
-            records.append(_decoder.decode(chunk))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            if isinstance(exc, msgspec.ValidationError) and _older_record(chunk):
-                raise JournalError(
-                    f"{path}:{lineno}: game record written by an older version of ecarte "
-                    "(it holds the seed itself, not seed_sha256, and its decks came from an "
-                    "older deck function): read or resume it with that version"
-                ) from None
-            if last:
-                warnings.append(
-                    f"{path}:{lineno}: dropped a truncated last record ({len(chunk)} bytes: {exc})"
-                )
-                break
-            raise JournalError(
-                f"{path}:{lineno}: damaged record in the middle of the journal: {exc}"
-            ) from None
-        pos = end + 1
-        good = pos
-    return JournalRead(records, good, warnings)
+            f = open(self.path, "rb")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise JournalError(f"cannot read {self.path}: {exc.strerror}") from None
+        with f:
+            pos = 0
+            lineno = 0
+            for raw in f:
+                lineno += 1
+                start, pos = pos, pos + len(raw)
+                chunk = raw.rstrip(b"\n")
+                if not chunk.strip():
+                    self.good_bytes = pos
+                    continue
+                try:
+                    if not raw.endswith(b"\n"):
+                        raise msgspec.DecodeError("no newline at the end of the last line")
+                    record = _decoder.decode(chunk)
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    if isinstance(exc, msgspec.ValidationError) and _older_record(chunk):
+                        raise JournalError(
+                            f"{self.path}:{lineno}: game record written by an older version "
+                            "of ecarte (it holds the seed itself, not seed_sha256, and its "
+                            "decks came from an older deck function): read or resume it with "
+                            "that version"
+                        ) from None
+                    if not f.read(1):  # the last line: cut short by a crash
+                        self.warnings.append(
+                            f"{self.path}:{lineno}: dropped a truncated last record "
+                            f"({len(chunk)} bytes: {exc})"
+                        )
+                        return
+                    raise JournalError(
+                        f"{self.path}:{lineno}: damaged record in the middle of the journal: {exc}"
+                    ) from None
+                self.good_bytes = pos
+                yield Entry(lineno, start, chunk, record)
+
+
+def checked_entries(
+    reader: JournalReader, check: Callable[[GameRecord], None] | None = None
+) -> Iterator[Entry]:
+    """The reader's entries, each re-refereed, then passed to ``check``.
+
+    Raises :class:`JournalError` naming the file and line for a record that fails
+    re-refereeing or ``check`` (which raises :class:`~arbiter.record.RecordError`),
+    and for a game id already seen.  Not raised for a truncated last line (dropped
+    with a warning by the reader).
+    """
+    first_line: dict[int, int] = {}
+    for entry in reader:
+        rec = entry.record
+        where = f"{reader.path}:{entry.line}: game {rec.game_id}"
+        seen = first_line.setdefault(rec.game_id, entry.line)
+        if seen != entry.line:
+            raise JournalError(f"{where} appears a second time (first on line {seen})")
+        try:
+            rereferee(rec)
+            if check is not None:
+                check(rec)
+        except RecordError as exc:
+            raise JournalError(f"{where} does not check out: {exc}") from None
+        yield entry
+
+
+def read_journal(path: Path) -> JournalRead:
+    """Read a whole journal into memory (unchecked); a missing file is an empty journal."""
+    reader = JournalReader(path)
+    records = [e.record for e in reader]
+    return JournalRead(records, reader.good_bytes, reader.warnings)
+
+
+def digest(data: bytes) -> bytes:
+    """A short fingerprint of a line, to recognise it again without keeping it."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class Journal:
@@ -113,7 +201,7 @@ class Journal:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         # Unbuffered: a write that failed leaves nothing behind for close() to retry.
-        self._file = open(path, "ab", buffering=0)
+        self._file = open_private(path, os.O_WRONLY | os.O_APPEND, buffering=0)
         if truncate_to is not None and self._file.tell() != truncate_to:
             self._file.truncate(truncate_to)
             self._file.seek(truncate_to)
@@ -138,12 +226,52 @@ class Journal:
         self._file.close()
 
 
-def write_records(path: Path, records: Iterable[GameRecord]) -> None:
-    """Write a whole journal at once (used by merge), atomically via a temporary file."""
+def write_records(path: Path, lines: Iterable[bytes]) -> None:
+    """Write a whole journal of encoded records at once (used by merge).
+
+    Atomic via a temporary file; the journal is owner-only.
+    """
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as f:
-        for r in records:
-            f.write(_encoder.encode(r) + b"\n")
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open_private(tmp, os.O_WRONLY | os.O_TRUNC) as f:
+            for line in lines:
+                f.write(line + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
+
+
+def encode_record(record: GameRecord) -> bytes:
+    """A record as a journal line (without the newline)."""
+    return _encoder.encode(record)
+
+
+def open_private(path: Path, flags: int, *, buffering: int = -1) -> BinaryIO:
+    """Open ``path`` for binary writing, created (or re-moded) 0600 whatever the umask."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        file: BinaryIO = os.fdopen(fd, "ab" if flags & os.O_APPEND else "wb", buffering=buffering)
+        return file
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace the content of ``path`` with ``data``; the file is owner-only."""
+    with open_private(path, os.O_WRONLY | os.O_TRUNC) as f:
+        f.write(data)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) and make it 0700 if this call created it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir()
+    except FileExistsError:
+        return
+    os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask

@@ -9,12 +9,12 @@ it reaches the recorded result; the README documents the format field by field.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 
-from arbiter.cards import Card
-from arbiter.rules import Phase, Rules, State, new_game
+from arbiter.cards import CARDS
+from arbiter.rules import Phase, Rules, Seed, State, deck_for, new_game
 
 __all__ = [
     "ActionRecord",
@@ -23,6 +23,7 @@ __all__ = [
     "GameRecord",
     "RecordError",
     "Termination",
+    "check_decks",
     "rereferee",
 ]
 
@@ -129,6 +130,11 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
     """Wall time the game took (informational)."""
 
 
+# Card text <-> card number, for the decks of many records (faster than Card.parse).
+_TEXT_OF: Final = tuple(str(c) for c in CARDS)
+_CARD_OF: Final = {text: n for n, text in enumerate(_TEXT_OF)}
+
+
 class RecordError(ValueError):
     """A record that does not replay under the rules to what it claims."""
 
@@ -136,11 +142,17 @@ class RecordError(ValueError):
 def rereferee(record: GameRecord) -> State:
     """Replay a record through the rules alone; raise :class:`RecordError` on any mismatch.
 
-    Checks every deck, every action's legality and seat, each deal's tricks and points,
-    and the final scores and winner of a normally ended game.
+    Checks every deal's number and dealer, every deck, every action's legality and
+    seat, each deal's tricks and points, and the end: a normally ended game must be
+    over with the recorded scores and winner; a game lost by a fault must name the
+    offender and, unless the arbiter played on for it (``corrupted``), be won by the
+    other seat with the scores reached so far.  It does not check that the decks are
+    the ones the schedule's seed deals (see :func:`check_decks`).
     """
     st = new_game(record.rules, record.first_dealer)
-    for deal in record.deals:
+    for n, deal in enumerate(record.deals, 1):
+        if deal.number != n:
+            raise RecordError(f"deal {n} is numbered {deal.number}")
         if st.phase != Phase.DEAL:
             raise RecordError(f"deal {deal.number}: the previous deal was not finished")
         if deal.dealer != st.dealer:
@@ -149,7 +161,11 @@ def rereferee(record: GameRecord) -> State:
             )
         before = st.scores[:]
         try:
-            st.deal([int(Card.parse(c)) for c in deal.deck])
+            try:
+                deck = [_CARD_OF[c] for c in deal.deck]
+            except KeyError as exc:
+                raise RecordError(f"deal {deal.number}: {exc.args[0]!r} is not a card") from None
+            st.deal(deck)
             for i, a in enumerate(deal.actions):
                 try:
                     st.apply_text(a.seat, a.action)
@@ -162,12 +178,36 @@ def rereferee(record: GameRecord) -> State:
             raise RecordError(f"deal {deal.number}: points {points}, record says {deal.points}")
         if st.tricks != deal.tricks:
             raise RecordError(f"deal {deal.number}: tricks {st.tricks}, record says {deal.tricks}")
-    if record.termination.reason == "normal":
+    end = record.termination
+    if end.reason == "normal" or record.corrupted:
+        if end.reason == "normal" and (end.offender is not None or record.corrupted):
+            raise RecordError("the record ends normally but names an offender or substitutes")
         if not st.is_over():
-            raise RecordError("the record ends normally but the game is not over")
+            raise RecordError(f"the record ends {end.reason} but the game is not over")
         if st.scores != record.scores or st.winner != record.winner:
             raise RecordError(
                 f"final scores {st.scores} winner {st.winner}, record says "
                 f"{record.scores} winner {record.winner}"
             )
+        return st
+    # A forfeit: the game stopped where the offender faulted.
+    if end.offender not in (0, 1):
+        raise RecordError(f"the record ends {end.reason} but names no offender seat")
+    if record.winner != 1 - end.offender:
+        raise RecordError(
+            f"seat {end.offender} forfeited ({end.reason}), record says seat {record.winner} won"
+        )
+    if st.scores != record.scores:
+        raise RecordError(f"scores {st.scores} at the forfeit, record says {record.scores}")
     return st
+
+
+def check_decks(record: GameRecord, seed: Seed) -> None:
+    """Raise :class:`RecordError` unless every deal's deck is the one ``seed`` deals.
+
+    Deal ``n`` of a game with deal set ``s`` is ``deck_for(seed, s, n)``.
+    """
+    for deal in record.deals:
+        want = [_TEXT_OF[c] for c in deck_for(seed, record.deal_set, deal.number)]
+        if deal.deck != want:
+            raise RecordError(f"deal {deal.number}: the deck is not the one the run's seed deals")

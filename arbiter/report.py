@@ -1,13 +1,17 @@
-"""Turn game records into the tables a user reads and ``standings.json``.
+"""Turn game results into the tables a user reads and ``standings.json``.
 
 All the statistics come from :mod:`arbiter.stats`; this module only converts records
-to :class:`~arbiter.stats.GameOutcome` and lays the figures out.
+to compact :class:`GameResult` values (a :class:`~arbiter.stats.GameOutcome` and the
+game id) and lays the figures out.  A whole record is some 10 KB; a result is a few
+hundred bytes, so a run keeps results, never records.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arbiter.record import GameRecord
@@ -23,7 +27,7 @@ from arbiter.stats import (
     points_per_deal,
 )
 
-__all__ = ["Report", "build_report", "outcome_of", "pgn_of"]
+__all__ = ["GameResult", "Report", "build_report", "outcome_of", "pgn_of", "result_of"]
 
 BOOTSTRAP = 400
 """Bootstrap resamples for the rating intervals."""
@@ -45,6 +49,64 @@ def outcome_of(record: GameRecord) -> GameOutcome:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """What is kept of a finished game once its record is journaled."""
+
+    game_id: int
+    """Position in the tournament schedule."""
+    outcome: GameOutcome
+    """Engines by seat, winner, points, deals, pair, fault and offender."""
+
+    @property
+    def engines(self) -> tuple[str, str]:
+        """Engine names at seat 0 and seat 1."""
+        return self.outcome.engines
+
+    @property
+    def winner(self) -> int:
+        """Seat that won."""
+        return self.outcome.winner
+
+    @property
+    def reason(self) -> str:
+        """How the game ended: ``normal`` or the fault reason."""
+        return self.outcome.fault or "normal"
+
+    @property
+    def offender(self) -> int | None:
+        """Seat of the bot at fault, None for a normal game."""
+        return self.outcome.offender
+
+
+# Shared between results: one engine-name tuple per seating, one tuple per score.
+_SEATINGS: dict[tuple[str, str], tuple[str, str]] = {}
+_SCORES: dict[tuple[int, int], tuple[int, int]] = {}
+
+
+def result_of(record: GameRecord) -> GameResult:
+    """The compact result of one game record (equal strings and tuples are shared)."""
+    seating = (record.engines[0], record.engines[1])
+    engines = _SEATINGS.get(seating)
+    if engines is None:
+        engines = _SEATINGS[seating] = (sys.intern(seating[0]), sys.intern(seating[1]))
+    scores = (record.scores[0], record.scores[1])
+    fault = None if record.termination.reason == "normal" else record.termination.reason
+    return GameResult(
+        record.game_id,
+        GameOutcome(
+            engines=engines,
+            winner=record.winner,
+            points=_SCORES.setdefault(scores, scores),
+            deals=len(record.deals),
+            pair_id=None if record.pair_id is None else sys.intern(record.pair_id),
+            fault=None if fault is None else sys.intern(fault),
+            offender=record.termination.offender if fault else None,
+            deal_margins=tuple(d.points[0] - d.points[1] for d in record.deals),
+        ),
+    )
+
+
 def _fmt_elo(x: float) -> str:
     if math.isinf(x):
         return "+inf" if x > 0 else "-inf"
@@ -61,16 +123,16 @@ def _fmt_err(x: float | None) -> str:
 class Report:
     """Every table of a tournament, computed once."""
 
-    def __init__(self, records: Sequence[GameRecord], *, seed: int = 0) -> None:
-        self.records = list(records)
-        self.outcomes = [outcome_of(r) for r in self.records]
-        self.engines = sorted({e for r in self.records for e in r.engines})
+    def __init__(self, results: Sequence[GameResult], *, seed: int = 0) -> None:
+        self.results = list(results)
+        self.outcomes = [r.outcome for r in self.results]
+        self.engines = sorted({e for r in self.results for e in r.engines})
         self.ratings: RatingTable | None = (
             fit_ratings(self.outcomes, bootstrap=BOOTSTRAP, seed=seed)
             if len(self.engines) >= 2 and _connected(self.outcomes)
             else None
         )
-        pairings = sorted({tuple(sorted(r.engines)) for r in self.records})
+        pairings = sorted({tuple(sorted(r.engines)) for r in self.results})
         self.h2h: list[tuple[HeadToHead, PointsPerDeal]] = [
             (head_to_head(self.outcomes, a, b), points_per_deal(self.outcomes, a, b))
             for a, b in pairings
@@ -173,7 +235,7 @@ class Report:
 
     def text(self) -> str:
         """The whole report (one line when no game was recorded, e.g. all were aborted)."""
-        if not self.records:
+        if not self.results:
             return "no games were recorded\n"
         # The standings come last: they are what stays on the screen.
         return "\n".join(
@@ -190,7 +252,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The figures as plain data for ``standings.json``."""
-        data: dict[str, Any] = {"games": len(self.records), "engines": self.engines}
+        data: dict[str, Any] = {"games": len(self.results), "engines": self.engines}
         if self.ratings is not None:
             data["ratings"] = [
                 {
@@ -263,22 +325,22 @@ def _connected(outcomes: Sequence[GameOutcome]) -> bool:
     return len(seen) == len(engines)
 
 
-def build_report(records: Sequence[GameRecord], seed: int = 0) -> Report:
-    """Compute every table from records."""
-    return Report(records, seed=seed)
+def build_report(results: Sequence[GameResult], seed: int = 0) -> Report:
+    """Compute every table from game results."""
+    return Report(results, seed=seed)
 
 
-def pgn_of(records: Sequence[GameRecord], event: str = "Ecarte tournament") -> str:
-    """Results as PGN headers (one empty game per record) for Ordo and BayesElo.
+def pgn_of(results: Sequence[GameResult], event: str = "Ecarte tournament") -> str:
+    """Results as PGN headers (one empty game per result) for Ordo and BayesElo.
 
     Seat 0 is written as White; a game has no draws, so each result is 1-0 or 0-1.
     """
     chunks = []
-    for r in records:
+    for r in results:
         result = "1-0" if r.winner == 0 else "0-1"
         chunks.append(
             f'[Event "{event}"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "{r.game_id + 1}"]\n'
             f'[White "{r.engines[0]}"]\n[Black "{r.engines[1]}"]\n[Result "{result}"]\n'
-            f'[Termination "{r.termination.reason}"]\n\n{result}\n'
+            f'[Termination "{r.reason}"]\n\n{result}\n'
         )
     return "\n".join(chunks)

@@ -94,20 +94,23 @@ def make_schedule(
     games: list[ScheduledGame] = []
     units = games_per_pairing // 2 if duplicate else games_per_pairing
     dealers = [rng.randrange(2) for _ in range(units * legs)]
+    # One tuple per seating, shared by all the games (a schedule may hold 100,000s).
+    seatings = [(p, (p[1], p[0])) for p in pairings]
     for u in range(units):
-        for i, (a, b) in enumerate(pairings):
+        for i, (pairing, swapped) in enumerate(seatings):
+            a, b = pairing
             deal_set = u + units * (i // per_leg)
             if duplicate:
                 pid = f"{a}~{b}#{deal_set}"
-                for seats in ((a, b), (b, a)):
+                for seats in (pairing, swapped):
                     games.append(
-                        ScheduledGame(len(games), seats, pid, deal_set, dealers[deal_set], (a, b))
+                        ScheduledGame(len(games), seats, pid, deal_set, dealers[deal_set], pairing)
                     )
             else:
                 # Alternate seats so that each engine sits at seat 0 half the time.
-                seats = (a, b) if u % 2 == 0 else (b, a)
+                seats = pairing if u % 2 == 0 else swapped
                 games.append(
-                    ScheduledGame(len(games), seats, None, deal_set, dealers[deal_set], (a, b))
+                    ScheduledGame(len(games), seats, None, deal_set, dealers[deal_set], pairing)
                 )
     return games
 

@@ -3,10 +3,14 @@
 Each of ``concurrency`` workers owns one bot process per engine it has needed and
 plays games from a shared queue, so processes are reused across games; a bot that
 faulted is restarted for its next game.  Every finished game is appended to
-``OUT/games.jsonl`` and fsync'ed before it counts.  ``resume`` reads the journal
-back (dropping a truncated last line), skips the games it holds and plays the
-rest: since every game is fixed by the schedule (engines, seats, deals, first
-dealer) the final journal holds the same games as an uninterrupted run.
+``OUT/games.jsonl`` and fsync'ed before it counts; the run keeps only a compact
+:class:`~arbiter.report.GameResult` of it, so memory stays flat however long the
+run.  ``resume`` reads the journal back (dropping a truncated last line), skips the
+games it holds and plays the rest: since every game is fixed by the schedule
+(engines, seats, deals, first dealer) the final journal holds the same games as an
+uninterrupted run.  The journal is untrusted on resume: every record is re-refereed
+and compared with the schedule (game id, engines, seats, pair, deal set, first
+dealer, rules, decks), and a game id found twice is refused.
 
 Fault policy at this level: an engine with ``withdraw_after`` faults in a row is
 withdrawn, and its remaining games are recorded as forfeits (reason
@@ -17,6 +21,7 @@ faulted against an opponent forfeits its remaining games against that opponent
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import math
@@ -25,7 +30,7 @@ import platform
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,13 +43,22 @@ from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
 from arbiter.faults import ArbiterError
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
-from arbiter.journal import Journal, JournalError, read_journal
-from arbiter.record import GameRecord
-from arbiter.rules import Seed, seed_is_short, seed_sha256
+from arbiter.journal import (
+    Journal,
+    JournalError,
+    JournalReader,
+    checked_entries,
+    make_private_dir,
+    open_private,
+    write_private,
+)
+from arbiter.record import GameRecord, RecordError, check_decks
+from arbiter.report import GameResult, result_of
+from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 
-__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_of"]
+__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_check", "schedule_of"]
 
 VERSION = "0.1.0"
 
@@ -84,10 +98,10 @@ class Progress:
     """Engines in the run (a two-engine run shows its running score)."""
     quiet: bool = False
 
-    def record(self, rec: GameRecord) -> None:
+    def record(self, rec: GameResult) -> None:
         """Count one finished game and show the progress."""
         self.done += 1
-        if rec.termination.reason != "normal":
+        if rec.reason != "normal":
             self.faults += 1
         for seat, name in enumerate(rec.engines):
             self.games_of[name] = self.games_of.get(name, 0) + 1
@@ -179,24 +193,26 @@ async def run_tournament(
     concurrency: int | None = None,
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
-    stop_when: Callable[[GameRecord], bool] | None = None,
+    stop_when: Callable[[GameResult], bool] | None = None,
     errors: list[str] | None = None,
     hidden_paths: Sequence[str] = (),
-) -> list[GameRecord]:
-    """Play (or finish) the tournament; return every record of the run, in game-id order.
+) -> list[GameResult]:
+    """Play (or finish) the tournament; return the result of every game, in game-id order.
 
     ``stop_when`` is called with each finished game (first the ones found on resume);
     returning True stops starting new games (used by SPRT matches).  Games aborted by
     an arbiter error are not recorded; their messages are appended to ``errors``.
-    Only one run at a time may write to ``out_dir`` (a lock file guards it).
-    Bots run in the sandbox the config's ``sandbox`` asks for (the output directory and
-    ``hidden_paths``, e.g. the config file, are hidden from them); with ``auto`` where
-    the sandbox cannot run, one warning goes to ``on_event``.
+    Only one run at a time may write to ``out_dir`` (a lock file guards it).  On
+    resume a journal record that does not check out is a
+    :class:`~arbiter.journal.JournalError` naming its line.  Bots run in the sandbox the
+    config's ``sandbox`` asks for (the output directory and ``hidden_paths``, e.g. the
+    config file, are hidden from them); with ``auto`` where the sandbox cannot run, one
+    warning goes to ``on_event``.
     """
     sandboxed, warning = sandbox_enabled(config.sandbox)
     if warning is not None and on_event is not None:
         on_event(warning)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(out_dir)
     with _locked(out_dir):
         return await _run_locked(
             config,
@@ -249,7 +265,8 @@ def engine_commands(
 
 @contextlib.contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
-    fd = os.open(out_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(out_dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -272,11 +289,11 @@ async def _run_locked(
     concurrency: int | None = None,
     progress: Progress | None = None,
     on_event: Callable[[str], None] | None = None,
-    stop_when: Callable[[GameRecord], bool] | None = None,
+    stop_when: Callable[[GameResult], bool] | None = None,
     errors: list[str] | None = None,
     sandboxed: bool = False,
     hidden_paths: Sequence[str] = (),
-) -> list[GameRecord]:
+) -> list[GameResult]:
     """:func:`run_tournament` once the output directory is locked."""
     if errors is None:
         errors = []
@@ -307,17 +324,14 @@ async def _run_locked(
             "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
         )
     resolved = _resolved(config, shard_spec)
-    found = read_journal(journal_path)
-    if found.records and not resume:
-        raise TournamentError(
-            f"{out_dir} already holds {len(found.records)} finished games; continue them with "
-            "--resume, or choose another output directory with --out"
-        )
-    if any(r.seed_sha256 != seed_sha256(run_seed) for r in found.records):
-        raise TournamentError(
-            f"cannot resume in {out_dir}: its journal was played with another seed "
-            "(seed_sha256 differs)"
-        )
+    reader = JournalReader(journal_path)
+    if not resume:
+        held = sum(1 for _ in reader)
+        if held:
+            raise TournamentError(
+                f"{out_dir} already holds {held} finished games; continue them with "
+                "--resume, or choose another output directory with --out"
+            )
     if old is not None:
         changed = _same_run(old, resolved)
         if changed:
@@ -325,26 +339,34 @@ async def _run_locked(
                 f"cannot resume in {out_dir}: the config differs from the interrupted run in "
                 f"{', '.join(changed)}"
             )
-    for warning in found.warnings:
-        if on_event is not None:
-            on_event(f"warning: {warning}; its game will be played again")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "logs").mkdir(exist_ok=True)
-    resolved_path.write_bytes(msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
-
+    rules = config.resolved_rules()
     games = schedule_of(config)
     if shard_spec is not None:
         games = shard(games, *shard_spec)
-    known = {g.game_id for g in games}
-    records: dict[int, GameRecord] = {r.game_id: r for r in found.records if r.game_id in known}
-    todo = [g for g in games if g.game_id not in records]
+    results: dict[int, GameResult] = {}
+    if resume:
+        check = schedule_check(games, rules, run_seed, sharded=shard_spec is not None)
+        for entry in checked_entries(reader, check):
+            results[entry.record.game_id] = result_of(entry.record)
+        del check
+    for warning in reader.warnings:
+        if on_event is not None:
+            on_event(f"warning: {warning}; its game will be played again")
+    make_private_dir(out_dir / "logs")
+    for e in config.engines:
+        # Bot stderr logs are opened for appending later on: create them owner-only now.
+        open_private(out_dir / "logs" / f"{_safe(e.name)}.stderr.log", os.O_WRONLY).close()
+    write_private(resolved_path, msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
+
+    todo = [g for g in games if g.game_id not in results]
+    del games
+    found = sorted(results.values(), key=lambda r: r.game_id)
     if progress is not None:
-        progress.total = len(games)
+        progress.total = len(todo) + len(results)
         progress.engines = len(config.engines)
-        for r in sorted(records.values(), key=lambda r: r.game_id):
+        for r in found:
             progress.record(r)
 
-    rules = config.resolved_rules()
     tc = config.time_control
     time_settings = TimeSettings(
         per_move_ms=tc.per_move_ms or 1000,
@@ -362,37 +384,40 @@ async def _run_locked(
     )
     # Faults in a row, withdrawals and match forfeits, in completion order.
     streak: dict[str, int] = dict.fromkeys(engines, 0)
-    for r in sorted(records.values(), key=lambda r: r.game_id):
+    for r in found:
         _update_streak(streak, r)
     withdrawn = {n for n, k in streak.items() if k >= config.faults.withdraw_after}
     match_forfeits: set[tuple[str, str]] = set()
     if config.faults.policy == "forfeit_match":
-        for r in records.values():
-            if r.termination.offender is not None:
-                off = r.engines[r.termination.offender]
-                match_forfeits.add((off, r.engines[1 - r.termination.offender]))
+        for r in found:
+            if r.offender is not None:
+                off = r.engines[r.offender]
+                match_forfeits.add((off, r.engines[1 - r.offender]))
 
-    journal = Journal(journal_path, truncate_to=found.good_bytes)
-    queue = iter(todo)
+    journal = Journal(journal_path, truncate_to=reader.good_bytes)
+    workers = max(1, concurrency or config.concurrency or _cores())
+    starters = min(workers, max(1, len(todo)))
+    queue = _drain(collections.deque(todo))
+    del todo
     stopping = False
     if stop_when is not None:
-        for r in sorted(records.values(), key=lambda r: r.game_id):
+        for r in found:
             stopping = stop_when(r) or stopping
-    workers = max(1, concurrency or config.concurrency or _cores())
+    del found
 
     journal_lock = trio.Lock()
 
-    async def finish(rec: GameRecord) -> None:
+    async def finish(record: GameRecord) -> None:
         nonlocal stopping
         # The fsync runs in a thread: the event loop keeps timing the other games' bots.
         async with journal_lock:
-            await trio.to_thread.run_sync(journal.append, rec)
-        records[rec.game_id] = rec
+            await trio.to_thread.run_sync(journal.append, record)
+        rec = results[record.game_id] = result_of(record)
         _update_streak(streak, rec)
-        if rec.termination.offender is not None:
-            off = rec.engines[rec.termination.offender]
+        if rec.offender is not None:
+            off = rec.engines[rec.offender]
             if config.faults.policy == "forfeit_match":
-                match_forfeits.add((off, rec.engines[1 - rec.termination.offender]))
+                match_forfeits.add((off, rec.engines[1 - rec.offender]))
             if streak[off] >= config.faults.withdraw_after and off not in withdrawn:
                 withdrawn.add(off)
                 if on_event is not None:
@@ -481,7 +506,7 @@ async def _run_locked(
 
     try:
         async with trio.open_nursery() as nursery:
-            for _ in range(min(workers, max(1, len(todo)))):
+            for _ in range(starters):
                 nursery.start_soon(worker)
     except* JournalError as group:
         # The journal cannot be written (a full disk): the run cannot go on, and the
@@ -490,7 +515,7 @@ async def _run_locked(
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]
         raise JournalError(
-            f"{first}; the {len(records)} games finished before are recorded: make room "
+            f"{first}; the {len(results)} games finished before are recorded: make room "
             "and continue the run with --resume"
         ) from None
     finally:
@@ -498,19 +523,60 @@ async def _run_locked(
         journal.close()
         if progress is not None:
             progress.show(final=True)
-    return sorted(records.values(), key=lambda r: r.game_id)
+    return sorted(results.values(), key=lambda r: r.game_id)
 
 
-def _update_streak(streak: dict[str, int], rec: GameRecord) -> None:
+def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[ScheduledGame]:
+    """Hand out the games in order, dropping each one as it is taken."""
+    while pending:
+        yield pending.popleft()
+
+
+def schedule_check(
+    games: Iterable[ScheduledGame], rules: Rules, seed: Seed, *, sharded: bool = False
+) -> Callable[[GameRecord], None]:
+    """A check that a journaled record is the game the schedule says it is.
+
+    The returned function raises :class:`~arbiter.record.RecordError` for a game id
+    not in ``games`` (``sharded``: say "this shard"), and for engines, seats, pair,
+    deal set, first dealer, rules, seed commitment or decks (dealt from ``seed``) that
+    differ.  It does not re-referee (see :func:`~arbiter.journal.checked_entries`).
+    """
+    scheduled = {g.game_id: g for g in games}
+    commitment = seed_sha256(seed)
+
+    def check(rec: GameRecord) -> None:
+        if rec.seed_sha256 != commitment:
+            raise RecordError("played with another seed (seed_sha256 differs)")
+        game = scheduled.get(rec.game_id)
+        if game is None:
+            where = "this shard of the schedule" if sharded else "the schedule"
+            raise RecordError(f"game id {rec.game_id} is not in {where}")
+        wrong = [
+            name
+            for name, ok in (
+                ("engines", rec.engines == list(game.engines)),
+                ("pair_id", rec.pair_id == game.pair_id),
+                ("deal_set", rec.deal_set == game.deal_set),
+                ("first_dealer", rec.first_dealer == game.first_dealer),
+                ("rules", rec.rules == rules),
+            )
+            if not ok
+        ]
+        if wrong:
+            raise RecordError(f"{', '.join(wrong)} differ from the schedule")
+        check_decks(rec, seed)
+
+    return check
+
+
+def _update_streak(streak: dict[str, int], rec: GameResult) -> None:
     for seat, name in enumerate(rec.engines):
         if name not in streak:
             continue
-        if rec.termination.offender == seat and rec.termination.reason not in (
-            "withdrawn",
-            "match_forfeit",
-        ):
+        if rec.offender == seat and rec.reason not in ("withdrawn", "match_forfeit"):
             streak[name] += 1
-        elif rec.termination.offender != seat:
+        elif rec.offender != seat:
             streak[name] = 0
 
 

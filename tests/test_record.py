@@ -8,7 +8,15 @@ import msgspec
 import pytest
 
 from arbiter.cards import CARDS
-from arbiter.record import ActionRecord, DealRecord, GameRecord, RecordError, Termination, rereferee
+from arbiter.record import (
+    ActionRecord,
+    DealRecord,
+    GameRecord,
+    RecordError,
+    Termination,
+    check_decks,
+    rereferee,
+)
 from arbiter.rules import Phase, deck_for, format_action, make_rules, new_game, seed_sha256
 
 
@@ -91,3 +99,39 @@ def test_tampered_points_and_result_are_caught() -> None:
         rereferee(msgspec.structs.replace(rec, deals=deals))
     with pytest.raises(RecordError, match="final scores"):
         rereferee(msgspec.structs.replace(rec, winner=1 - rec.winner))
+
+
+def _forfeit(rec: GameRecord, offender: int, winner: int, corrupted: bool = False) -> GameRecord:
+    end = Termination(reason="timeout", offender=offender)
+    return msgspec.structs.replace(
+        rec, deals=[], scores=[0, 0], winner=winner, termination=end, corrupted=corrupted
+    )
+
+
+def test_forfeit_records_are_checked() -> None:
+    """A forfeit is won by the other seat; a played-on (corrupted) game by the rules' winner."""
+    rec = _random_record(3)
+    rereferee(_forfeit(rec, offender=0, winner=1))
+    with pytest.raises(RecordError, match=r"seat 1 forfeited \(timeout\), record says seat 1 won"):
+        rereferee(_forfeit(rec, offender=1, winner=1))
+    no_offender = msgspec.structs.replace(rec, termination=Termination(reason="timeout"))
+    with pytest.raises(RecordError, match="names no offender seat"):
+        rereferee(no_offender)
+    with pytest.raises(RecordError, match="the game is not over"):
+        rereferee(_forfeit(rec, offender=0, winner=1, corrupted=True))
+    substituted = msgspec.structs.replace(
+        rec, termination=Termination(reason="timeout", offender=rec.winner), corrupted=True
+    )
+    rereferee(substituted)  # the offender's substitute may win
+    with pytest.raises(RecordError, match="final scores"):
+        rereferee(msgspec.structs.replace(substituted, winner=1 - rec.winner))
+
+
+def test_deal_numbers_and_decks_are_checked() -> None:
+    rec = _random_record(4)
+    check_decks(rec, seed=4)  # _random_record deals deck_for(seed, 0, n)
+    with pytest.raises(RecordError, match="deal 1: the deck is not the one the run's seed deals"):
+        check_decks(rec, seed=5)
+    renumbered = [msgspec.structs.replace(rec.deals[0], number=2), *rec.deals[1:]]
+    with pytest.raises(RecordError, match="deal 1 is numbered 2"):
+        rereferee(msgspec.structs.replace(rec, deals=renumbered))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arbiter.record import DealRecord, GameRecord, Termination
-from arbiter.report import build_report, outcome_of, pgn_of
+from arbiter.report import build_report, outcome_of, pgn_of, result_of
 from arbiter.rules import make_rules, seed_sha256
 
 
@@ -53,7 +53,7 @@ def test_outcome_of_record() -> None:
 
 
 def test_report_tables_and_json() -> None:
-    report = build_report(RECORDS, seed=1)
+    report = build_report([result_of(r) for r in RECORDS], seed=1)
     text = report.text()
     for heading in ("== standings", "== crosstable", "== head to head"):
         assert heading in text
@@ -69,7 +69,7 @@ def test_report_tables_and_json() -> None:
 
 
 def test_pgn_headers() -> None:
-    pgn = pgn_of(RECORDS[:2])
+    pgn = pgn_of([result_of(r) for r in RECORDS[:2]])
     assert pgn.count('[Result "1-0"]') == 1 and pgn.count('[Result "0-1"]') == 1
     assert '[White "b"]' in pgn and '[Termination "normal"]' in pgn
 
@@ -77,7 +77,7 @@ def test_pgn_headers() -> None:
 def test_substituted_offender_may_win() -> None:
     """Under random_substitute a faulted bot's game plays on and can be won by it."""
     won_by_offender = _record(8, ["a", "b"], 0, None, "illegal_action", 0)
-    report = build_report([*RECORDS, won_by_offender], seed=1)
+    report = build_report([result_of(r) for r in [*RECORDS, won_by_offender]], seed=1)
     assert "a: illegal_action 1, timeout 1" in report.text()
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -18,7 +20,7 @@ import trio
 from arbiter.cli import main as cli_main
 from arbiter.config import parse_config
 from arbiter.journal import read_journal
-from arbiter.record import GameRecord, rereferee
+from arbiter.record import GameRecord, Termination, rereferee
 from arbiter.rules import seed_sha256
 from arbiter.schedule import make_schedule, parse_shard, shard
 from arbiter.tournament import TournamentError, run_tournament
@@ -57,10 +59,17 @@ def _comparable(r: GameRecord) -> GameRecord:
 
 
 def _run(text: str, out: Path, **kwargs: object) -> list[GameRecord]:
+    """Run a tournament; its journaled records in game-id order."""
     config = parse_config(text)
-    return trio.run(
+    results = trio.run(
         lambda: run_tournament(config, base_dir=ROOT, out_dir=out, **kwargs)  # type: ignore[arg-type]
     )
+    records = sorted(read_journal(out / "games.jsonl").records, key=lambda r: r.game_id)
+    assert [r.game_id for r in results] == [r.game_id for r in records]
+    assert [(r.engines, r.winner) for r in results] == [
+        (tuple(r.engines), r.winner) for r in records
+    ]
+    return records
 
 
 @pytest.mark.slow
@@ -342,3 +351,154 @@ def test_output_directory_is_locked(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     assert len(_run(_config(2), out)) == 6
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 6-game run made through the CLI under a permissive umask."""
+    base = tmp_path_factory.mktemp("finished")
+    cfg = base / "t.yaml"
+    cfg.write_text(_config(2))
+    old = os.umask(0o022)
+    try:
+        assert cli_main(["tournament", str(cfg), "--out", str(base / "out"), "--quiet"]) == 0
+    finally:
+        os.umask(old)
+    return base
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_output_files_are_owner_only(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records show every card: OUT, its files and logs are 0700/0600 whatever the umask."""
+    out = finished_run / "out"
+    assert _mode(out) == 0o700 and _mode(out / "logs") == 0o700
+    for name in ("games.jsonl", "config.resolved.json", "standings.json", ".lock"):
+        assert _mode(out / name) == 0o600, name
+    logs = sorted((out / "logs").iterdir())
+    assert [p.name for p in logs] == [f"{n}.stderr.log" for n in ("greedy", "r1", "r2")]
+    assert all(_mode(p) == 0o600 for p in logs)
+    old = os.umask(0o022)
+    try:
+        assert cli_main(["merge", str(out), "--out", str(tmp_path / "merged")]) == 0
+    finally:
+        os.umask(old)
+    merged = tmp_path / "merged"
+    assert _mode(merged) == 0o700
+    for name in ("games.jsonl", "config.resolved.json", "standings.json"):
+        assert _mode(merged / name) == 0o600, name
+    assert "merged 6 games" in capsys.readouterr().out
+
+
+def _flip_winner(lines: list[bytes]) -> None:
+    rec = msgspec.json.decode(lines[1], type=GameRecord)
+    lines[1] = msgspec.json.encode(msgspec.structs.replace(rec, winner=1 - rec.winner)) + b"\n"
+
+
+def _duplicate(lines: list[bytes]) -> None:
+    lines.insert(2, lines[0])
+
+
+def _change_card(lines: list[bytes]) -> None:
+    # Swap the last two cards of deal 1: the game may even replay, but not the deal.
+    rec = msgspec.json.decode(lines[1], type=GameRecord)
+    deal = rec.deals[0]
+    deck = [*deal.deck[:-2], deal.deck[-1], deal.deck[-2]]
+    deals = [msgspec.structs.replace(deal, deck=deck), *rec.deals[1:]]
+    lines[1] = msgspec.json.encode(msgspec.structs.replace(rec, deals=deals)) + b"\n"
+
+
+def _outside_schedule(lines: list[bytes]) -> None:
+    rec = msgspec.json.decode(lines[1], type=GameRecord)
+    lines[1] = msgspec.json.encode(msgspec.structs.replace(rec, game_id=99)) + b"\n"
+
+
+def _swap_seats(lines: list[bytes]) -> None:
+    rec = msgspec.json.decode(lines[1], type=GameRecord)
+    lines[1] = msgspec.json.encode(msgspec.structs.replace(rec, engines=rec.engines[::-1])) + b"\n"
+
+
+def _forfeit_won_by_offender(lines: list[bytes]) -> None:
+    rec = msgspec.json.decode(lines[1], type=GameRecord)
+    end = Termination(reason="timeout", offender=rec.winner)
+    lines[1] = (
+        msgspec.json.encode(msgspec.structs.replace(rec, deals=[], scores=[0, 0], termination=end))
+        + b"\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tamper", "line", "message"),
+    [
+        (_flip_winner, 2, "does not check out: final scores"),
+        (_duplicate, 3, "appears a second time (first on line 1)"),
+        (_change_card, 2, "deal 1"),
+        (_outside_schedule, 2, "game 99 does not check out: game id 99 is not in the schedule"),
+        (_swap_seats, 2, "engines differ from the schedule"),
+        (_forfeit_won_by_offender, 2, "forfeited (timeout), record says seat"),
+    ],
+    ids=[
+        "flipped-winner",
+        "duplicated-line",
+        "changed-card",
+        "outside-schedule",
+        "swapped-seats",
+        "forfeit-won-by-offender",
+    ],
+)
+def test_resume_refuses_a_tampered_journal(
+    finished_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tamper: Callable[[list[bytes]], None],
+    line: int,
+    message: str,
+) -> None:
+    """Bots may write to the journal: resume re-referees each record and names a bad line."""
+    out = tmp_path / "out"
+    shutil.copytree(finished_run / "out", out)
+    journal = out / "games.jsonl"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    tamper(lines)
+    journal.write_bytes(b"".join(lines))
+    cfg = str(finished_run / "t.yaml")
+    code = cli_main(["tournament", cfg, "--out", str(out), "--resume", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"ecarte tournament: error: {journal}:{line}: game " in err
+    assert message in err
+    assert journal.read_bytes() == b"".join(lines), "a refused journal is left as it was"
+
+
+def test_stats_and_merge_refuse_a_record_that_does_not_replay(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """stats and merge re-referee too, and check the schedule, naming the file and line."""
+    out = tmp_path / "out"
+    shutil.copytree(finished_run / "out", out)
+    lines = (out / "games.jsonl").read_bytes().splitlines(keepends=True)
+    _flip_winner(lines)
+    (out / "games.jsonl").write_bytes(b"".join(lines))
+    assert cli_main(["merge", str(out), "--out", str(tmp_path / "merged")]) == 2
+    assert f"ecarte merge: error: {out / 'games.jsonl'}:2: game " in capsys.readouterr().err
+    assert not (tmp_path / "merged" / "games.jsonl").exists()
+    lines = (finished_run / "out" / "games.jsonl").read_bytes().splitlines(keepends=True)
+    _duplicate(lines)
+    (out / "games.jsonl").write_bytes(b"".join(lines))
+    assert cli_main(["stats", str(out)]) == 2
+    assert "games.jsonl:3: game" in capsys.readouterr().err
+    # With the run's config.resolved.json beside the journal, the schedule is checked too.
+    for tamper, message, command in [
+        (_outside_schedule, "game id 99 is not in the schedule", ["stats", str(out)]),
+        (_swap_seats, "engines differ", ["merge", str(out), "--out", str(tmp_path / "m")]),
+    ]:
+        lines = (finished_run / "out" / "games.jsonl").read_bytes().splitlines(keepends=True)
+        tamper(lines)
+        (out / "games.jsonl").write_bytes(b"".join(lines))
+        assert cli_main(command) == 2
+        assert f"{out / 'games.jsonl'}:2: game " in (err := capsys.readouterr().err)
+        assert message in err
