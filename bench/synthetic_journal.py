@@ -14,7 +14,7 @@ import msgspec
 from arbiter.cards import CARDS
 from arbiter.config import TournamentConfig, parse_config
 from arbiter.record import ActionRecord, DealRecord, EngineInfo, GameRecord, Termination
-from arbiter.rules import Phase, Rules, deck_for, format_action, new_game
+from arbiter.rules import Phase, Rules, deck_for, format_action, new_game, seed_sha256
 from arbiter.schedule import ScheduledGame
 from arbiter.tournament import schedule_of
 
@@ -68,7 +68,7 @@ def record_for(game: ScheduledGame, rules: Rules, seed: int) -> GameRecord:
         engines=list(game.engines),
         pair_id=game.pair_id,
         deal_set=game.deal_set,
-        seed=seed,
+        seed_sha256=seed_sha256(seed),
         first_dealer=game.first_dealer,
         rules=rules,
         deals=deals,

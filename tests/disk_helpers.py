@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import errno
 import os
 from typing import Any
@@ -37,8 +36,10 @@ class FullDisk:
 
 def fill_disk_after(monkeypatch: pytest.MonkeyPatch, records_fit: int) -> None:
     """Make every journal opened from now on run out of space after ``records_fit`` records."""
+    real_open = arbiter.journal.open_private
 
-    def open_on_full_disk(*args: Any, **kwargs: Any) -> FullDisk:
-        return FullDisk(builtins.open(*args, **kwargs), records_fit)
+    def open_on_full_disk(path: Any, *args: Any, **kwargs: Any) -> Any:
+        file = real_open(path, *args, **kwargs)
+        return FullDisk(file, records_fit) if str(path).endswith("games.jsonl") else file
 
-    monkeypatch.setattr(arbiter.journal, "open", open_on_full_disk, raising=False)
+    monkeypatch.setattr(arbiter.journal, "open_private", open_on_full_disk)

@@ -15,7 +15,7 @@ import pytest
 
 from arbiter import cli
 from arbiter.cli import main as cli_main
-from arbiter.journal import read_journal, write_records
+from arbiter.journal import encode_record, read_journal, write_records
 from arbiter.record import GameRecord, Termination
 from arbiter.rules import make_rules, seed_sha256
 from tests.disk_helpers import fill_disk_after
@@ -263,7 +263,7 @@ def test_merge_refuses_shards_of_different_seeds(
         )
         shard_dir = tmp_path / f"shard-{i}"
         shard_dir.mkdir()
-        write_records(shard_dir / "games.jsonl", [record])
+        write_records(shard_dir / "games.jsonl", [encode_record(record)])
         dirs.append(str(shard_dir))
     assert cli.main(["merge", *dirs, "--out", str(tmp_path / "all")]) == 2
     assert "different seeds" in capsys.readouterr().err

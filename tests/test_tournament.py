@@ -19,7 +19,7 @@ import trio
 
 from arbiter.cli import main as cli_main
 from arbiter.config import parse_config
-from arbiter.journal import read_journal
+from arbiter.journal import JournalError, read_journal
 from arbiter.record import GameRecord, Termination, rereferee
 from arbiter.rules import seed_sha256
 from arbiter.schedule import make_schedule, parse_shard, shard
@@ -140,7 +140,7 @@ def test_resume_refuses_a_journal_of_another_seed(tmp_path: Path) -> None:
     out = tmp_path / "o"
     _run(_config(2), out)
     (out / "config.resolved.json").unlink()
-    with pytest.raises(TournamentError, match="journal was played with another seed"):
+    with pytest.raises(JournalError, match="played with another seed"):
         _run(_config(2).replace("seed: 77", "seed: 78"), out, resume=True)
 
 
