@@ -823,6 +823,12 @@ class Bot:
                 await stream.aclose()
 
 
+def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a stderr log for appending, owner-only (a bot's stderr may quote its cards)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    return os.fdopen(fd, "ab")
+
+
 @asynccontextmanager
 async def open_bot(
     command: BotCommand,
@@ -847,7 +853,7 @@ async def open_bot(
     if the process cannot be spawned.  Exceptions from the body propagate
     unchanged, not wrapped in an exception group.
     """
-    log = None if log_path is None else open(log_path, "ab")
+    log = None if log_path is None else _open_log(log_path)
     body_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
