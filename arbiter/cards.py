@@ -24,14 +24,19 @@ __all__ = [
     "ALL_CARDS",
     "CARDS",
     "FULL_PACK",
+    "JACK",
+    "KING",
+    "QUEEN",
     "RANK_CHARS",
     "SUIT_CHARS",
     "SUIT_MASKS",
     "Card",
     "CardError",
     "card_list",
+    "card_mask",
     "cards_to_mask",
     "format_cards",
+    "king_of",
     "mask_to_cards",
     "parse_cards",
     "rank_of",
@@ -49,6 +54,10 @@ RANK_NAMES: Final = ("seven", "eight", "nine", "ten", "ace", "jack", "queen", "k
 
 KING: Final = 7
 """Rank index of the king."""
+QUEEN: Final = 6
+"""Rank index of the queen."""
+JACK: Final = 5
+"""Rank index of the jack (the knave)."""
 
 SUIT_MASKS: Final = tuple(0xFF << (8 * s) for s in range(4))
 """Bit set of the eight cards of each suit."""
@@ -146,6 +155,11 @@ _BYTE_CARDS: Final = tuple(
 _B0, _B1, _B2, _B3 = _BYTE_CARDS
 
 
+def king_of(trump: int) -> int:
+    """Card number of the king of suit ``trump``."""
+    return trump * 8 + KING
+
+
 def card_list(mask: int) -> tuple[int, ...]:
     """Card numbers in a bit set, lowest first (fast; plain ints)."""
     return _B0[mask & 255] + _B1[mask >> 8 & 255] + _B2[mask >> 16 & 255] + _B3[mask >> 24]
@@ -161,6 +175,14 @@ def cards_to_mask(cards: Iterable[int]) -> int:
     mask = 0
     for c in cards:
         mask |= 1 << c
+    return mask
+
+
+def card_mask(texts: Iterable[str]) -> int:
+    """Bit set of cards given in notation; a malformed one raises :class:`CardError`."""
+    mask = 0
+    for t in texts:
+        mask |= 1 << Card.parse(t)
     return mask
 
 

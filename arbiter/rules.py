@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Annotated, Any, Final, Literal
 
@@ -67,9 +68,12 @@ __all__ = [
     "Phase",
     "Rules",
     "RulesError",
+    "ScoreReason",
     "Seed",
     "State",
     "beats",
+    "capped_points",
+    "deal_points",
     "deck_for",
     "format_action",
     "legal_cards",
@@ -77,9 +81,11 @@ __all__ = [
     "new_game",
     "next_first_dealer",
     "parse_action",
+    "reaches_target",
     "seed_is_short",
     "seed_sha256",
     "seed_text",
+    "trick_score",
 ]
 
 
@@ -350,6 +356,55 @@ def beats(lead: int, card: int, trump: int) -> bool:
     if card >> 3 == lead >> 3:
         return card > lead
     return card >> 3 == trump
+
+
+# --------------------------------------------------------------------------- scoring
+# The one implementation of the scoring rules (§6, §7): the state machine scores with
+# these, and the engines value outcomes with them.
+
+
+def trick_score(tricks: int, loser_vulnerable: bool, rules: Rules) -> tuple[int, ScoreReason]:
+    """Points and reason the winner of a deal's tricks scores for taking ``tricks`` (3-5).
+
+    The point (three or four tricks) is 1, or 2 against a vulnerable loser; the vole
+    (all five) is 2, or ``vulnerable_vole_points`` against a vulnerable loser.  Before
+    the ``max_points_per_deal`` cap (see :func:`capped_points`).
+    """
+    if tricks == 5:
+        if loser_vulnerable and rules.vulnerable_vole_points == 3:
+            return 3, ScoreReason.VOLE_VULNERABLE
+        return 2, ScoreReason.VOLE
+    if loser_vulnerable:
+        return 2, ScoreReason.POINT_VULNERABLE
+    return 1, ScoreReason.POINT
+
+
+def deal_points(
+    tricks: int, vulnerable: Sequence[bool], seat: int, rules: Rules
+) -> tuple[int, int]:
+    """Points (``seat``'s, the opponent's) scored when ``seat`` ends a deal with ``tricks`` (0-5).
+
+    ``vulnerable`` is indexed by seat.  Before the ``max_points_per_deal`` cap.
+    """
+    if tricks >= 3:
+        return trick_score(tricks, vulnerable[1 - seat], rules)[0], 0
+    return 0, trick_score(5 - tricks, vulnerable[seat], rules)[0]
+
+
+def capped_points(points: int, scored_this_deal: int, rules: Rules) -> int:
+    """What ``points`` more are worth to a seat that has scored ``scored_this_deal`` this deal.
+
+    ``max_points_per_deal`` caps a seat's points in one deal, king points included.
+    """
+    cap = rules.max_points_per_deal
+    if cap is None:
+        return points
+    return max(0, min(points, cap - scored_this_deal))
+
+
+def reaches_target(score: int, rules: Rules) -> bool:
+    """Whether a game score wins the game: reaching the target is enough."""
+    return score >= rules.target
 
 
 # --------------------------------------------------------------------------- decks
@@ -833,29 +888,19 @@ class State:
 
     def _score_deal(self) -> None:
         w = 0 if self.tricks[0] >= 3 else 1
-        loser_vulnerable = self.vulnerable[1 - w]
-        if self.tricks[w] == 5:
-            if loser_vulnerable and self.rules.vulnerable_vole_points == 3:
-                self._score(w, 3, ScoreReason.VOLE_VULNERABLE)
-            else:
-                self._score(w, 2, ScoreReason.VOLE)
-        elif loser_vulnerable:
-            self._score(w, 2, ScoreReason.POINT_VULNERABLE)
-        else:
-            self._score(w, 1, ScoreReason.POINT)
+        points, reason = trick_score(self.tricks[w], self.vulnerable[1 - w], self.rules)
+        self._score(w, points, reason)
         if self.phase != Phase.GAME_OVER:
             self.phase = Phase.DEAL
             self.to_act = -1
             self.dealer = 1 - self.dealer
 
     def _score(self, seat: int, points: int, reason: ScoreReason) -> None:
-        cap = self.rules.max_points_per_deal
-        if cap is not None:
-            points = max(0, min(points, cap - self.deal_points[seat]))
+        points = capped_points(points, self.deal_points[seat], self.rules)
         self.deal_points[seat] += points
         self.scores[seat] += points
         self.events.append((Event.SCORE, seat, points * 16 + reason))
-        if self.scores[seat] >= self.rules.target:
+        if reaches_target(self.scores[seat], self.rules):
             self.winner = seat
             self.phase = Phase.GAME_OVER
             self.to_act = -1

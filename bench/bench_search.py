@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
-from engines import common
+from engines import double_dummy, expert_policy
 from engines.ceiling import omniscient_player
-from engines.common import StatePlayer, choose_random, dd_lead, play_game, view_player
+from engines.double_dummy import dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
+from engines.inprocess import StatePlayer, choose_random, play_inprocess_game, view_player
 from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
 
 
@@ -49,10 +50,10 @@ def bench_solver(n: int) -> None:
         deals.append((a, b, cards[10] >> 3))
     start = time.perf_counter()
     for a, b, trump in deals:
-        common._MEMOS.clear()
+        double_dummy._MEMOS.clear()
         dd_lead(a, b, trump)
     cold = n / (time.perf_counter() - start)
-    common._MEMOS.clear()
+    double_dummy._MEMOS.clear()
     start = time.perf_counter()
     for a, b, trump in deals:
         dd_lead(a, b, trump)
@@ -81,7 +82,7 @@ def bench_decisions(budget_ms: float, games: int) -> None:
                     per.setdefault(state.phase.name.lower(), []).append(stats)
                 state.apply_text(0, action)
             else:
-                state.apply(expert.choose_state(state, 1))
+                state.apply(expert_policy.choose_state(state, 1))
     print(f"search at {budget_ms:g} ms per decision ({games} games against expert):")
     for phase, rows in sorted(per.items()):
         samples = sum(r[0] for r in rows) / len(rows)
@@ -127,8 +128,8 @@ def _pair(g: int) -> int:
     """Play game pair ``g`` of the current job; returns the games won by player a."""
     a, b = _player(_JOB["a"]), _player(_JOB["b"])
     seed, fd = _JOB["seed"], g % 2
-    wins = int(play_game((a, b), seed, g, fd) == 0)
-    return wins + int(play_game((b, a), seed, g, fd) == 1)
+    wins = int(play_inprocess_game((a, b), seed, g, fd) == 0)
+    return wins + int(play_inprocess_game((b, a), seed, g, fd) == 1)
 
 
 def match(

@@ -5,7 +5,7 @@ the order of the stock), so it is no bot and must never be offered through the
 protocol; it gives an upper reference for what perfect knowledge is worth.
 
 - Card play: the exact double-dummy solution for both hands
-  (:func:`engines.common.dd_card_tricks`), valued in points of the game (vulnerability,
+  (:func:`engines.double_dummy.dd_card_tricks`), valued in points of the game (vulnerability,
   vole, the target); among equal cards the lowest.
 - Exchanges (stand/propose, accept/refuse, every legal discard): each legal action is
   tried on a copy of the state, the exchange phase is finished with the expert policy
@@ -21,9 +21,10 @@ from __future__ import annotations
 import random
 
 from arbiter.rules import Phase, State
-from engines.common import dd_card_tricks, trick_utilities
-from engines.expert.strategy import choose_state
+from engines.double_dummy import dd_card_tricks
+from engines.expert_policy import choose_state
 from engines.search.strategy import rollout_value
+from engines.utility import trick_utilities
 
 __all__ = ["choose_omniscient", "omniscient_player"]
 

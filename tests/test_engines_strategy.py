@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from arbiter.cards import Card, card_list
+from arbiter.cards import Card, card_list, card_mask
 from arbiter.rules import (
     PROPOSE,
     STAND,
@@ -27,22 +27,15 @@ from arbiter.rules import (
     new_game,
 )
 from arbiter.view import Observation, observe
+from engines import expert_policy
 from engines.ceiling import choose_omniscient, omniscient_player
-from engines.common import (
-    card_mask,
-    choose_random,
-    dd_at_least,
-    dd_card_tricks,
-    dd_class,
-    dd_lead,
-    play_match,
-    read_view,
-    trick_utilities,
-    view_player,
-)
+from engines.double_dummy import dd_at_least, dd_card_tricks, dd_class, dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
+from engines.inprocess import choose_random, play_inprocess_match, view_player
 from engines.search.strategy import SearchEngine, win_probability
+from engines.utility import trick_utilities
+from engines.view_info import read_view
 
 Chooser = Callable[[Observation, random.Random], str]
 
@@ -133,7 +126,7 @@ def test_ceiling_returns_only_legal_actions() -> None:
 def test_expert_decides_the_same_from_view_and_from_state() -> None:
     rng = random.Random(0)
     for state, seat in POSITIONS:
-        from_state = format_action(expert.choose_state(state, seat))
+        from_state = format_action(expert_policy.choose_state(state, seat))
         assert from_state == expert.choose(observe(state, seat), rng)
 
 
@@ -157,7 +150,7 @@ WEAK = [
 def test_expert_stands_on_a_jeu_de_regle(hand: str, turnup: str) -> None:
     state = _deal(hand, "7D 9D TD 9C 8C" if "9C" not in hand else "7D 9D TD AC JC", turnup)
     view = observe(state, state.non_dealer)
-    assert expert.is_jeu_de_regle(card_mask(hand.split()), Card.parse(turnup).suit)
+    assert expert_policy.is_jeu_de_regle(card_mask(hand.split()), Card.parse(turnup).suit)
     assert expert.choose(view, random.Random(0)) == "stand"
 
 
@@ -199,11 +192,11 @@ def test_expert_wins_cheaply_and_throws_its_lowest_loser() -> None:
     trump = Card.parse("TH").suit
     hand = card_mask(["KS", "9S", "8H", "7C"])
     lead = Card.parse("8S")
-    assert expert.card_choice(hand, lead, trump, True, 0) == Card.parse("9S")
+    assert expert_policy.card_choice(hand, lead, trump, True, 0) == Card.parse("9S")
     hand = card_mask(["8H", "7C", "KD"])
-    assert expert.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("8H")
+    assert expert_policy.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("8H")
     hand = card_mask(["7C", "KD", "QC"])
-    assert expert.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("7C")
+    assert expert_policy.card_choice(hand, Card.parse("8S"), trump, True, 0) == Card.parse("7C")
 
 
 # --------------------------------------------------------------------------- double dummy
@@ -395,17 +388,21 @@ def test_search_takes_the_vole_with_the_master_trump() -> None:
 
 
 def test_expert_beats_random() -> None:
-    wins, games = play_match(view_player(expert.choose), view_player(choose_random), 50, seed=11)
+    wins, games = play_inprocess_match(
+        view_player(expert.choose), view_player(choose_random), 50, seed=11
+    )
     assert wins / games >= 0.85
 
 
 def test_expert_beats_greedy() -> None:
-    wins, games = play_match(view_player(expert.choose), view_player(greedy.choose), 100, seed=12)
+    wins, games = play_inprocess_match(
+        view_player(expert.choose), view_player(greedy.choose), 100, seed=12
+    )
     assert wins / games >= 0.6
 
 
 def test_ceiling_beats_expert() -> None:
-    wins, games = play_match(omniscient_player, view_player(expert.choose), 20, seed=13)
+    wins, games = play_inprocess_match(omniscient_player, view_player(expert.choose), 20, seed=13)
     assert wins / games >= 0.75
 
 
@@ -415,7 +412,7 @@ def test_search_beats_expert() -> None:
     engine = SearchEngine(
         clock=lambda: 0.0, max_samples=SEARCH_SAMPLES[0], exchange_samples=SEARCH_SAMPLES[1]
     )
-    wins, games = play_match(
+    wins, games = play_inprocess_match(
         view_player(engine.choose), view_player(expert.choose), SEARCH_PAIRS, seed=14
     )
     assert wins / games >= SEARCH_MIN_SCORE, (wins, games)

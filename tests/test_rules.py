@@ -16,20 +16,27 @@ from arbiter.cards import CARDS, Card, CardError, format_cards
 from arbiter.rules import (
     DISCARD,
     ActionError,
+    Event,
     IllegalActionError,
     Phase,
+    Rules,
     RulesError,
     Seed,
+    State,
     beats,
+    capped_points,
+    deal_points,
     deck_for,
     format_action,
     make_rules,
     new_game,
     next_first_dealer,
     parse_action,
+    reaches_target,
     seed_is_short,
     seed_sha256,
     seed_text,
+    trick_score,
 )
 from tests.rules_helpers import act, build_deck, legal, start
 
@@ -524,6 +531,111 @@ def test_game_continues_below_target() -> None:
     """§7: below the target a new deal follows."""
     st = start(ND, DL, "KH", rules=make_rules(target=7), scores=(5, 0))
     assert st.phase == Phase.PROPOSE and st.scores == [6, 0]
+
+
+@pytest.mark.parametrize(
+    ("tricks", "vulnerable", "vole_points", "expected"),
+    [
+        (3, (False, False), 2, (1, 0)),
+        (4, (False, True), 2, (2, 0)),
+        (5, (False, False), 3, (2, 0)),
+        (5, (False, True), 2, (2, 0)),
+        (5, (False, True), 3, (3, 0)),
+        (2, (True, False), 2, (0, 2)),
+        (1, (False, True), 2, (0, 1)),
+        (0, (True, False), 3, (0, 3)),
+    ],
+    ids=[
+        "point",
+        "point-vs-vulnerable",
+        "vole",
+        "vole-vs-vulnerable-2",
+        "vole-vs-vulnerable-3",
+        "lost-vulnerable",
+        "lost-opponent-vulnerable",
+        "voled-vulnerable-3",
+    ],
+)
+def test_deal_points(
+    tricks: int, vulnerable: tuple[bool, bool], vole_points: int, expected: tuple[int, int]
+) -> None:
+    """§6: a deal's points (seat 0's, seat 1's) for seat 0's tricks, before the cap."""
+    rules = make_rules(vulnerable_vole_points=vole_points)
+    assert deal_points(tricks, vulnerable, 0, rules) == expected
+
+
+# Every trick split x vulnerability x scoring option: the exported scoring functions
+# (what the engines value outcomes with) against what the state machine scores.
+
+SCORING_RULES = [
+    make_rules(vulnerable_vole_points=vole, max_points_per_deal=cap, target=target)
+    for vole, cap, target in itertools.product((2, 3), (None, 1, 2, 3), (5, 7, 11))
+]
+
+
+def _rules_id(rules: Rules) -> str:
+    cap = "none" if rules.max_points_per_deal is None else rules.max_points_per_deal
+    return f"vole{rules.vulnerable_vole_points}-cap{cap}-target{rules.target}"
+
+
+def _last_trick(
+    rules: Rules,
+    before: tuple[int, int],
+    winner: int,
+    vulnerable: tuple[bool, bool],
+    king_seat: int,
+    margin: int,
+) -> State:
+    """A deal at its fifth trick, ``before`` tricks taken, that ``winner`` is about to win.
+
+    ``king_seat`` (or -1) has already scored the king's point this deal; both seats stand
+    ``margin`` points short of the target.  Spades are led, clubs are trumps.
+    """
+    st = start(ND, DL, "9C", rules=rules, dealer=1)
+    high, low = int(Card.parse("KS")), int(Card.parse("7S"))
+    st.phase = Phase.TRICK
+    st.king_done = True
+    st.to_act = 0
+    st.hands = [1 << high, 1 << low] if winner == 0 else [1 << low, 1 << high]
+    st.tricks = list(before)
+    st.vulnerable = list(vulnerable)
+    st.deal_points = [int(king_seat == 0), int(king_seat == 1)]
+    st.scores = [rules.target - margin, rules.target - margin]
+    return st
+
+
+@pytest.mark.parametrize("rules", SCORING_RULES, ids=[_rules_id(r) for r in SCORING_RULES])
+def test_scoring_functions_match_the_state_machine(rules: Rules) -> None:
+    """§6, §7: the points, the cap and the target, as exported, are what a deal scores."""
+    cases = itertools.product(
+        range(6), (0, 1), itertools.product((False, True), repeat=2), (-1, 0, 1), (1, 2, 3)
+    )
+    for tricks0, last, vulnerable, king_seat, margin in cases:
+        before = (tricks0 - (last == 0), 5 - tricks0 - (last == 1))
+        if min(before) < 0:
+            continue  # a seat with no trick cannot have won the last one
+        case = (
+            f"seat 0 takes {tricks0} (seat {last} the last), vulnerable {vulnerable}, "
+            f"king's point to seat {king_seat}, {margin} short of the target"
+        )
+        st = _last_trick(rules, before, last, vulnerable, king_seat, margin)
+        start_scores = st.scores[:]
+        for seat in (0, 1):
+            st.apply_checked(seat, st.hands[seat].bit_length() - 1)  # its one card
+
+        points = deal_points(tricks0, vulnerable, 0, rules)
+        assert deal_points(5 - tricks0, vulnerable, 1, rules) == points[::-1], case
+        w = 0 if points[0] else 1
+        raw, reason = trick_score(max(tricks0, 5 - tricks0), vulnerable[1 - w], rules)
+        assert raw == points[w] and points[1 - w] == 0, case
+        gained = capped_points(raw, int(king_seat == w), rules)
+        expected = start_scores[:]
+        expected[w] += gained
+        assert st.scores == expected, case
+        assert st.events[-1] == (Event.SCORE, w, gained * 16 + reason), case
+        over = reaches_target(expected[w], rules)
+        assert st.phase == (Phase.GAME_OVER if over else Phase.DEAL), case
+        assert st.winner == (w if over else -1), case
 
 
 # ----------------------------------------------------------------------------- 8. options

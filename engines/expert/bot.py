@@ -13,7 +13,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from engines.common import seeded_rng
+from engines import seeded_rng
 from engines.expert.strategy import choose
 from protocol.messages import Request
 from protocol.sdk import run_bot

@@ -16,7 +16,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from engines.common import seeded_rng
+from engines import seeded_rng
 from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
 from protocol.messages import OptionValue, Request
 from protocol.sdk import run_bot

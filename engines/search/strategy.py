@@ -25,7 +25,7 @@ expert players, the dealer alternating), so the target, vulnerability, the vole 
 the king's point all count for what they are worth at this score.
 
 Card play.  For each sample the rest of the deal is solved exactly
-(:func:`engines.common.dd_card_tricks`, a memoised minimax on bit sets): every legal
+(:func:`engines.double_dummy.dd_card_tricks`, a memoised minimax on bit sets): every legal
 card gets the final trick count it leads to against a perfect opponent, turned into
 the deal's value for us.  The card with the best average wins.
 
@@ -34,7 +34,7 @@ played out on the same samples (common random numbers): the exchange phase is
 finished with the expert policy for both seats on a real :class:`arbiter.rules.State`
 holding the sampled cards and stock, the king of trumps is marked by its holder, and
 the play is solved double-dummy up to what the score can tell apart
-(:func:`engines.common.dd_class`: no trick, one or two, three or four, the vole).  The
+(:func:`engines.double_dummy.dd_class`: no trick, one or two, three or four, the vole).  The
 best mean wins; ``exchange_margin`` can demand it beat the expert's choice by that
 many standard errors of the paired difference.  The mark is the expert's.
 
@@ -55,7 +55,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from arbiter.cards import FULL_PACK, KING, SUIT_MASKS, card_list
+from arbiter.cards import FULL_PACK, JACK, KING, QUEEN, SUIT_MASKS, card_list
 from arbiter.rules import (
     ACCEPT,
     DISCARD,
@@ -65,29 +65,17 @@ from arbiter.rules import (
     Phase,
     Rules,
     State,
+    capped_points,
+    deal_points,
     format_action,
     new_game,
+    reaches_target,
 )
 from arbiter.view import Observation
-from engines.common import (
-    ViewInfo,
-    dd_card_tricks,
-    dd_class,
-    dd_lead,
-    deal_points,
-    game_utility,
-    read_view,
-    trick_utilities,
-)
-from engines.expert.strategy import (
-    JACK,
-    QUEEN,
-    card_choice,
-    choose_state,
-    decide_info,
-    refuses,
-    stands,
-)
+from engines.double_dummy import dd_card_tricks, dd_class, dd_lead
+from engines.expert_policy import card_choice, choose_state, decide_info, refuses, stands
+from engines.utility import game_utility, trick_utilities
+from engines.view_info import ViewInfo, read_view
 
 __all__ = [
     "DEFAULT_BUDGET_MS",
@@ -179,20 +167,16 @@ def _outcome_value(
 ) -> float:
     """P(win the game) for ``me`` after the deal adds ``king`` then ``tricks`` points."""
     opp = 1 - me
-    cap = rules.max_points_per_deal
-    target = rules.target
-    km, ko = king
-    tm, to = tricks
-    if cap is not None:
-        km = max(0, min(km, cap - deal_so_far[me]))
-        ko = max(0, min(ko, cap - deal_so_far[opp]))
-        tm = max(0, min(tm, cap - deal_so_far[me] - km))
-        to = max(0, min(to, cap - deal_so_far[opp] - ko))
-    if scores[me] + km >= target:
+    # Scored as the state machine does: the king's point first, then the tricks.
+    km = capped_points(king[0], deal_so_far[me], rules)
+    ko = capped_points(king[1], deal_so_far[opp], rules)
+    tm = capped_points(tricks[0], deal_so_far[me] + km, rules)
+    to = capped_points(tricks[1], deal_so_far[opp] + ko, rules)
+    if reaches_target(scores[me] + km, rules):
         return 1.0
-    if scores[opp] + ko >= target:
+    if reaches_target(scores[opp] + ko, rules):
         return 0.0
-    return win_probability(scores[me] + km + tm, scores[opp] + ko + to, me != dealer, target)
+    return win_probability(scores[me] + km + tm, scores[opp] + ko + to, me != dealer, rules.target)
 
 
 def _trick_values(info: ViewInfo, win: bool) -> list[float]:
