@@ -52,6 +52,7 @@ from arbiter.tournament import (
     schedule_check,
     schedule_of,
 )
+from arbiter.version import VERSION
 
 __all__ = ["main"]
 
@@ -551,6 +552,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ecarte``."""
     p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
+    p.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("tournament", help="run a tournament from a YAML config")

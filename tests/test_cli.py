@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -80,6 +81,15 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     found = read_journal(journal)
     assert found.warnings == [] and len(found.records) >= 5
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ecarte --version` prints the version of pyproject.toml and exits 0."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    with pytest.raises(SystemExit) as info:
+        cli_main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"ecarte {project['version']}\n"
 
 
 @pytest.mark.parametrize(
