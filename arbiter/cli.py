@@ -529,12 +529,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from arbiter.check import check_bot
+    from arbiter.check import check_bot, format_check
 
     argv = shlex.split(args.command)
     if not argv:
         raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
-    ok = trio.run(
+    report = trio.run(
         lambda: check_bot(
             argv,
             games=args.games,
@@ -543,7 +543,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             sandbox=args.sandbox or "auto",
         )
     )
-    return 0 if ok else 1
+    for line in format_check(report):
+        print(line)
+    return 0 if report.passed else 1
 
 
 # ----------------------------------------------------------------------------- main
