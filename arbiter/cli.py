@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -95,6 +96,28 @@ def _write_outputs(results: list[GameResult], out: Path, seed: int) -> str:
     return report.text()
 
 
+@dataclass(frozen=True, slots=True)
+class ResumeCommand:
+    """The command line that continues an interrupted run, as its subcommand knows it."""
+
+    words: tuple[str, ...]
+    """The command up to ``--resume``: ``ecarte tournament CONFIG``, ``ecarte match A B ...``."""
+    seed: Seed | None = None
+    """The seed the user typed.  A drawn one is read back from config.resolved.json and
+    never goes on a command line."""
+    shard: tuple[int, int] | None = None
+    """The slice K/N of the schedule being run, if any."""
+
+    def line(self, out: Path) -> str:
+        """The shell-quoted command that resumes the run in ``out``."""
+        parts = [*self.words, "--resume", "--out", str(out)]
+        if self.seed is not None:
+            parts += ["--seed", str(self.seed)]
+        if self.shard:
+            parts += ["--shard", f"{self.shard[0]}/{self.shard[1]}"]
+        return shlex.join(parts)
+
+
 # ----------------------------------------------------------------------------- tournament
 
 
@@ -131,7 +154,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         config = msgspec.structs.replace(config, **overrides)
     shard_spec = parse_shard(args.shard) if args.shard else None
     out = Path(config.out)
-    return _run(config, base, out, args.resume, shard_spec, source, args)
+    words = ("ecarte", "tournament", *([source] if source else []))
+    resume_with = ResumeCommand(words, seed=args.seed, shard=shard_spec)
+    return _run(config, base, out, args.resume, shard_spec, source, args, resume_with)
 
 
 def _run(
@@ -142,12 +167,13 @@ def _run(
     shard_spec: tuple[int, int] | None,
     source: str | None,
     args: argparse.Namespace,
+    resume_with: ResumeCommand,
     stop_when: Any = None,
 ) -> int:
-    progress = Progress(total=0, quiet=getattr(args, "quiet", False))
+    progress = Progress(total=0, quiet=args.quiet)
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
-    if getattr(args, "sandbox", None):
+    if args.sandbox:
         config = msgspec.structs.replace(config, sandbox=args.sandbox)
     hidden = [str(Path(source).resolve())] if source else []
     stopped_by: list[int] = []
@@ -180,27 +206,10 @@ def _run(
             isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None
         ):
             raise
-        if getattr(args, "a", None) is not None:  # a match
-            parts = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
-            if args.sprt is not None:
-                parts += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
-            else:
-                parts += ["--games", str(args.games)]
-        else:
-            parts = ["ecarte", "tournament"]
-            if source:
-                parts.append(source)
-        parts += ["--resume", "--out", str(out)]
-        # Only a seed the user typed: a drawn one is read back from config.resolved.json
-        # and never goes on a command line.
-        if getattr(args, "seed", None) is not None:
-            parts += ["--seed", str(args.seed)]
-        if shard_spec:
-            parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
         what = f"stopped by {signal.Signals(stopped_by[0]).name}" if stopped_by else "interrupted"
         _say(
             f"\n{what}: every finished game is in "
-            f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
+            f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + resume_with.line(out)
         )
         # The shell's convention: 128 + the signal (130 for Ctrl+C, 143 SIGTERM, 129 SIGHUP).
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
@@ -325,7 +334,13 @@ def cmd_match(args: argparse.Namespace) -> int:
             )
             return res.decision is not None
 
-    return _run(config, Path.cwd(), out, args.resume, None, None, args, stop_when)
+    words = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
+    if args.sprt is not None:
+        words += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
+    else:
+        words += ["--games", str(args.games)]
+    resume_with = ResumeCommand(tuple(words), seed=args.seed)
+    return _run(config, Path.cwd(), out, args.resume, None, None, args, resume_with, stop_when)
 
 
 # ----------------------------------------------------------------------------- stats, merge

@@ -125,6 +125,45 @@ def test_resume_hint_repeats_only_a_seed_the_user_typed(
         assert line.endswith(hint)
 
 
+@pytest.mark.parametrize(
+    ("given", "tail"),
+    [
+        (["random", "greedy", "--games", "4"], "--games 4 --resume --out OUT"),
+        (["random", "greedy", "--seed", "7"], "--games 20 --resume --out OUT --seed 7"),
+        (
+            ["random", "greedy", "--sprt", "elo0=0", "elo1=5", "--time-per-move", "50"],
+            "--time-per-move 50 --sprt elo0=0 elo1=5 --max-games 20000 --resume --out OUT",
+        ),
+        (["tournament", "CONFIG", "--shard", "2/3"], "--resume --out OUT --shard 2/3"),
+    ],
+    ids=["match", "match-seed", "match-sprt", "tournament-shard"],
+)
+def test_resume_hint_repeats_the_command_as_typed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: list[str],
+    tail: str,
+) -> None:
+    """Each command's hint repeats what decides the schedule, and nothing drawn."""
+
+    async def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_tournament", interrupted)
+    config = tmp_path / "t.yaml"
+    config.write_text("engines: [{name: random}, {name: greedy}]\nseed: 42\n")
+    out = str(tmp_path / "o")
+    argv = [str(config) if a == "CONFIG" else a for a in given]
+    if argv[0] != "tournament":
+        argv.insert(0, "match")
+    assert cli.main([*argv, "--out", out]) == 130
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("resume with:")]
+    assert line.startswith(f"resume with: ecarte {argv[0]} ")
+    assert line.endswith(tail.replace("OUT", out))
+    assert line.count("--seed") == given.count("--seed")
+
+
 @pytest.mark.slow
 def test_sprt_match_reaches_a_decision(tmp_path: Path) -> None:
     """expert vs random is far apart: the SPRT accepts H1 after a few pairs."""
