@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 import time
 import unicodedata
-from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 
 import trio
 
@@ -30,7 +31,16 @@ from arbiter.sandbox import (
     sandbox_enabled,
 )
 
-__all__ = ["DECISION_KINDS", "check_bot", "decision_kind", "terminal_safe"]
+__all__ = [
+    "DECISION_KINDS",
+    "CheckReport",
+    "GameProblem",
+    "QuitResult",
+    "check_bot",
+    "decision_kind",
+    "format_check",
+    "terminal_safe",
+]
 
 DECISION_KINDS = {
     "propose": "stand or propose (non-dealer)",
@@ -85,29 +95,135 @@ def decision_kind(action: str) -> str:
     return "card"
 
 
+class QuitResult(Enum):
+    """What the bot did when told to quit at the end of the check."""
+
+    EXITED = "exited"
+    """It exited by itself within 2 seconds."""
+    HUNG = "hung"
+    """It had to be stopped: a problem."""
+    NOT_RUNNING = "not_running"
+    """It had already stopped (it failed earlier), so quitting was not checked."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameProblem:
+    """One game the checked bot lost by a fault, or that the arbiter could not finish."""
+
+    game: int
+    """Game number, from 1."""
+    reason: str
+    """The fault reason (``timeout``, ``illegal_action``, ...); empty for an arbiter error."""
+    detail: str
+    """What went wrong, as the bot sent it or as the arbiter saw it (not yet escaped)."""
+    line: str = ""
+    """The offending line the bot sent, if any (not yet escaped)."""
+
+    def text(self) -> str:
+        """The problem as printed after ``FAIL``, bot-chosen text escaped, with the fix."""
+        if not self.reason:
+            return (
+                f"game {self.game}: {terminal_safe(self.detail)}\n    this is an error of the "
+                "arbiter, not of the bot: please report it"
+            )
+        text = f"game {self.game}: {self.reason}: {terminal_safe(self.detail)}"
+        if self.line:
+            text += f"\n    offending line: {terminal_safe(self.line)}"
+        return text + f"\n    fix: {_ADVICE.get(self.reason, '')}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything ``ecarte check`` found out about one bot; :func:`format_check` prints it."""
+
+    warning: str | None
+    """Why the bot ran without the sandbox asked for, if it did."""
+    handshake: str | None
+    """The bot's "name version by author" from its hello (not yet escaped); None if no
+    game was recorded or the bot gave no name."""
+    games: int
+    """Games recorded."""
+    game_problems: tuple[GameProblem, ...]
+    """Games the bot lost by a fault, and games the arbiter could not finish."""
+    stopped_early: bool
+    """The check stopped before its game budget because the bot kept failing."""
+    seen: frozenset[str]
+    """The kinds of decision (keys of :data:`DECISION_KINDS`) the bot answered itself."""
+    quit: QuitResult
+    """What the bot did when told to quit."""
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Labels of the kinds of decision the bot never answered."""
+        return tuple(label for kind, label in DECISION_KINDS.items() if kind not in self.seen)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Every problem, as printed after ``FAIL``; a missing decision kind counts only
+        when no game failed (a failing bot is not asked much)."""
+        found = [p.text() for p in self.game_problems]
+        if self.missing and not found:
+            found.append(
+                f"never answered: {', '.join(self.missing)} (in {self.games} games; "
+                "try --games more)"
+            )
+        if self.quit is QuitResult.HUNG:
+            found.append(
+                "did not exit within 2 seconds of quit: exit when you read "
+                '{"type":"quit"} or reach end of input'
+            )
+        return tuple(found)
+
+    @property
+    def passed(self) -> bool:
+        """True if the bot follows the protocol: no problem at all."""
+        return not self.problems
+
+
+def format_check(report: CheckReport) -> list[str]:
+    """The report as the lines ``ecarte check`` prints (a problem may span lines)."""
+    out: list[str] = []
+    if report.warning is not None:
+        out.append(report.warning)
+    if report.handshake is not None:
+        out.append(f"handshake: ok ({terminal_safe(report.handshake)})")
+    if not report.games:
+        out.append("no games were recorded")
+    problems = report.problems
+    out.extend("FAIL " + p for p in problems[: len(report.game_problems)])
+    if report.stopped_early and report.games:
+        out.append(f"(stopped after game {report.games}: the bot keeps failing)")
+    for kind, label in DECISION_KINDS.items():
+        out.append(f"decision {label}: {'ok' if kind in report.seen else 'never answered'}")
+    if report.quit is QuitResult.EXITED:
+        out.append("quit: ok (exited by itself)")
+    out.extend("FAIL " + p for p in problems[len(report.game_problems) :])
+    out.append(
+        f"{len(problems)} problem(s) found" if problems else "PASS: the bot follows the protocol"
+    )
+    return out
+
+
 async def check_bot(
     argv: list[str],
     *,
     games: int = 30,
     time_per_move: int = 2000,
     handshake_ms: int = 10_000,
-    out: Callable[[str], None] | None = None,
     sandbox: SandboxMode = "auto",
-) -> bool:
-    """Run the check and print the report (or pass lines to ``out``); True if it complies.
+) -> CheckReport:
+    """Take the bot through up to ``games`` games against the random engine and report.
 
     The bot runs in the sandbox ``sandbox`` asks for, as it would in a tournament.
     """
-    write: Callable[[str], None] = print if out is None else out
     sandboxed, warning = sandbox_enabled(sandbox)
-    if warning is not None:
-        write(warning)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
     command = BotCommand(
         argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
     )
-    problems: list[str] = []
+    problems: list[GameProblem] = []
     seen: set[str] = set()
+    handshake: str | None = None
     rules = make_rules()
     records: list[GameRecord] = []
     stopped_early = False
@@ -132,27 +248,18 @@ async def check_bot(
             try:
                 rec = await play_game(spec, sessions)
             except ArbiterError as exc:  # both bots were stopped; nobody is blamed
-                problems.append(
-                    f"game {g + 1}: {terminal_safe(str(exc))}\n    this is an error of the "
-                    "arbiter, not of the bot: please report it"
-                )
+                problems.append(GameProblem(game=g + 1, reason="", detail=str(exc)))
                 stopped_early = True
                 break
             records.append(rec)
-            if g == 0:
+            if g == 0 and bot.info.bot_name:
                 info = bot.info
-                if info.bot_name:
-                    said = f"{info.bot_name} {info.version} by {info.author}"
-                    write(f"handshake: ok ({terminal_safe(said)})")
+                handshake = f"{info.bot_name} {info.version} by {info.author}"
             term = rec.termination
             if term.reason != "normal":
                 who = rec.engines[term.offender] if term.offender is not None else "?"
                 if who == "checked":
-                    text = f"game {g + 1}: {term.reason}: {terminal_safe(term.detail)}"
-                    if term.line:
-                        text += f"\n    offending line: {terminal_safe(term.line)}"
-                    text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
-                    problems.append(text)
+                    problems.append(GameProblem(g + 1, term.reason, term.detail, term.line or ""))
                     if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
                         stopped_early = True
                         break
@@ -167,35 +274,21 @@ async def check_bot(
         await opponent.stop()
     # What the bot left behind outside its process group (see arbiter.sandbox).
     reap_escapees(live_pids())
-    if not records:
-        write("no games were recorded")
-    for p in problems:
-        write("FAIL " + p)
-    shown = len(problems)
-    if stopped_early and records:
-        write(f"(stopped after game {len(records)}: the bot keeps failing)")
-    for kind, label in DECISION_KINDS.items():
-        write(f"decision {label}: {'ok' if kind in seen else 'never answered'}")
-    missing = [DECISION_KINDS[k] for k in DECISION_KINDS if k not in seen]
-    if missing and not problems:
-        problems.append(
-            f"never answered: {', '.join(missing)} (in {len(records)} games; try --games more)"
-        )
-    if quit_ok is False:
-        problems.append(
-            "did not exit within 2 seconds of quit: exit when you read "
-            '{"type":"quit"} or reach end of input'
-        )
-    elif quit_ok is True:
-        write("quit: ok (exited by itself)")
-    for p in problems[shown:]:
-        write("FAIL " + p)
-    write(
-        "PASS: the bot follows the protocol"
-        if not problems
-        else f"{len(problems)} problem(s) found"
+    return CheckReport(
+        warning=warning,
+        handshake=handshake,
+        games=len(records),
+        game_problems=tuple(problems),
+        stopped_early=stopped_early,
+        seen=frozenset(seen),
+        quit=(
+            QuitResult.NOT_RUNNING
+            if quit_ok is None
+            else QuitResult.EXITED
+            if quit_ok
+            else QuitResult.HUNG
+        ),
     )
-    return not problems
 
 
 async def _quits_cleanly(session: BotSession) -> bool | None:

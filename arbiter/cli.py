@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -52,6 +53,7 @@ from arbiter.tournament import (
     schedule_check,
     schedule_of,
 )
+from arbiter.version import VERSION
 
 __all__ = ["main"]
 
@@ -94,6 +96,28 @@ def _write_outputs(results: list[GameResult], out: Path, seed: int) -> str:
     return report.text()
 
 
+@dataclass(frozen=True, slots=True)
+class ResumeCommand:
+    """The command line that continues an interrupted run, as its subcommand knows it."""
+
+    words: tuple[str, ...]
+    """The command up to ``--resume``: ``ecarte tournament CONFIG``, ``ecarte match A B ...``."""
+    seed: Seed | None = None
+    """The seed the user typed.  A drawn one is read back from config.resolved.json and
+    never goes on a command line."""
+    shard: tuple[int, int] | None = None
+    """The slice K/N of the schedule being run, if any."""
+
+    def line(self, out: Path) -> str:
+        """The shell-quoted command that resumes the run in ``out``."""
+        parts = [*self.words, "--resume", "--out", str(out)]
+        if self.seed is not None:
+            parts += ["--seed", str(self.seed)]
+        if self.shard:
+            parts += ["--shard", f"{self.shard[0]}/{self.shard[1]}"]
+        return shlex.join(parts)
+
+
 # ----------------------------------------------------------------------------- tournament
 
 
@@ -130,7 +154,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         config = msgspec.structs.replace(config, **overrides)
     shard_spec = parse_shard(args.shard) if args.shard else None
     out = Path(config.out)
-    return _run(config, base, out, args.resume, shard_spec, source, args)
+    words = ("ecarte", "tournament", *([source] if source else []))
+    resume_with = ResumeCommand(words, seed=args.seed, shard=shard_spec)
+    return _run(config, base, out, args.resume, shard_spec, source, args, resume_with)
 
 
 def _run(
@@ -141,12 +167,13 @@ def _run(
     shard_spec: tuple[int, int] | None,
     source: str | None,
     args: argparse.Namespace,
+    resume_with: ResumeCommand,
     stop_when: Any = None,
 ) -> int:
-    progress = Progress(total=0, quiet=getattr(args, "quiet", False))
+    progress = Progress(total=0, quiet=args.quiet)
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
-    if getattr(args, "sandbox", None):
+    if args.sandbox:
         config = msgspec.structs.replace(config, sandbox=args.sandbox)
     hidden = [str(Path(source).resolve())] if source else []
     stopped_by: list[int] = []
@@ -179,27 +206,10 @@ def _run(
             isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None
         ):
             raise
-        if getattr(args, "a", None) is not None:  # a match
-            parts = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
-            if args.sprt is not None:
-                parts += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
-            else:
-                parts += ["--games", str(args.games)]
-        else:
-            parts = ["ecarte", "tournament"]
-            if source:
-                parts.append(source)
-        parts += ["--resume", "--out", str(out)]
-        # Only a seed the user typed: a drawn one is read back from config.resolved.json
-        # and never goes on a command line.
-        if getattr(args, "seed", None) is not None:
-            parts += ["--seed", str(args.seed)]
-        if shard_spec:
-            parts += ["--shard", f"{shard_spec[0]}/{shard_spec[1]}"]
         what = f"stopped by {signal.Signals(stopped_by[0]).name}" if stopped_by else "interrupted"
         _say(
             f"\n{what}: every finished game is in "
-            f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + shlex.join(parts)
+            f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + resume_with.line(out)
         )
         # The shell's convention: 128 + the signal (130 for Ctrl+C, 143 SIGTERM, 129 SIGHUP).
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
@@ -324,7 +334,13 @@ def cmd_match(args: argparse.Namespace) -> int:
             )
             return res.decision is not None
 
-    return _run(config, Path.cwd(), out, args.resume, None, None, args, stop_when)
+    words = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
+    if args.sprt is not None:
+        words += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
+    else:
+        words += ["--games", str(args.games)]
+    resume_with = ResumeCommand(tuple(words), seed=args.seed)
+    return _run(config, Path.cwd(), out, args.resume, None, None, args, resume_with, stop_when)
 
 
 # ----------------------------------------------------------------------------- stats, merge
@@ -528,12 +544,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from arbiter.check import check_bot
+    from arbiter.check import check_bot, format_check
 
     argv = shlex.split(args.command)
     if not argv:
         raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
-    ok = trio.run(
+    report = trio.run(
         lambda: check_bot(
             argv,
             games=args.games,
@@ -542,7 +558,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             sandbox=args.sandbox or "auto",
         )
     )
-    return 0 if ok else 1
+    for line in format_check(report):
+        print(line)
+    return 0 if report.passed else 1
 
 
 # ----------------------------------------------------------------------------- main
@@ -551,6 +569,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ecarte``."""
     p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
+    p.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("tournament", help="run a tournament from a YAML config")

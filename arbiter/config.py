@@ -18,6 +18,7 @@ import msgspec
 import yaml
 
 from arbiter.rules import Rules, RulesError, Seed, make_rules
+from arbiter.schedule import Format
 
 __all__ = [
     "BUNDLED_ENGINES",
@@ -118,7 +119,7 @@ class TournamentConfig(_Strict, frozen=True):
 
     engines: list[EngineConfig]
     name: str = "tournament"
-    format: Literal["round_robin", "double_round_robin", "gauntlet"] = "round_robin"
+    format: Format = "round_robin"
     challenger: str | None = None
     """The engine that plays everybody in a gauntlet."""
     games_per_pairing: Positive = 20

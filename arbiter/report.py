@@ -2,15 +2,16 @@
 
 All the statistics come from :mod:`arbiter.stats`; this module only converts records
 to compact :class:`GameResult` values (a :class:`~arbiter.stats.GameOutcome` and the
-game id) and lays the figures out.  A whole record is some 10 KB; a result is a few
-hundred bytes, so a run keeps results, never records.
+game id), counts the faults and lays the figures out.  A whole record is some 10 KB;
+a result is a few hundred bytes, so a run keeps results, never records.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,13 +22,20 @@ from arbiter.stats import (
     PointsPerDeal,
     RatingTable,
     crosstable,
-    fault_summary,
     fit_ratings,
     head_to_head,
     points_per_deal,
 )
 
-__all__ = ["GameResult", "Report", "build_report", "outcome_of", "pgn_of", "result_of"]
+__all__ = [
+    "GameResult",
+    "Report",
+    "build_report",
+    "fault_summary",
+    "outcome_of",
+    "pgn_of",
+    "result_of",
+]
 
 BOOTSTRAP = 400
 """Bootstrap resamples for the rating intervals."""
@@ -105,6 +113,20 @@ def result_of(record: GameRecord) -> GameResult:
             deal_margins=tuple(d.points[0] - d.points[1] for d in record.deals),
         ),
     )
+
+
+def fault_summary(outcomes: Iterable[GameOutcome]) -> dict[str, dict[str, int]]:
+    """Engine → fault reason → games it lost by that fault; every engine is listed.
+
+    A fault without an offender is not attributed to anyone.
+    """
+    summary: dict[str, Counter[str]] = {}
+    for g in outcomes:
+        for e in g.engines:
+            summary.setdefault(e, Counter())
+        if g.fault is not None and g.offender is not None:
+            summary[g.engines[g.offender]][g.fault] += 1
+    return {e: dict(sorted(summary[e].items())) for e in sorted(summary)}
 
 
 def _fmt_elo(x: float) -> str:

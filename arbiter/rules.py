@@ -37,7 +37,8 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import Annotated, Any, Final, Literal
+from types import UnionType
+from typing import Annotated, Any, Final, Literal, Union, get_args, get_origin, get_type_hints
 
 import msgspec
 
@@ -172,19 +173,38 @@ def _option_message(exc: msgspec.ValidationError) -> str:
     return text
 
 
+def _allowed(annotation: Any) -> str:
+    """The values an option annotation admits, as a user writes them in YAML."""
+    words = _allowed_words(annotation)
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _allowed_words(annotation: Any) -> list[str]:
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return [repr(v) if isinstance(v, str) else str(v) for v in get_args(annotation)]
+    if origin in (Union, UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        # "null" first, whatever the order of the union.
+        nulls = ["null"] if len(members) < len(get_args(annotation)) else []
+        return nulls + [w for a in members for w in _allowed_words(a)]
+    if annotation is bool:
+        return ["true", "false"]
+    if origin is Annotated:
+        base, *metas = get_args(annotation)
+        bounds = [m.ge for m in metas if isinstance(m, msgspec.Meta) and m.ge is not None]
+        if base is int and len(bounds) == 1:
+            return [f"a whole number >= {bounds[0]}"]
+    # A new kind of option needs words here; failing at import keeps the table whole.
+    raise TypeError(f"no description of the rules option type {annotation!r}")
+
+
 _ALLOWED: Final = {
-    "packets": "'3-2' or '2-3'",
-    "first_dealer": "'random'",
-    "next_game_dealer": "'alternate' or 'loser'",
-    "refusal_penalty": "'first_only' or 'any'",
-    "dealer_min_discard": "0 or 1",
-    "max_exchange_rounds": "null or a whole number >= 1",
-    "king_deadline": "'own_first_card' or 'opening_lead'",
-    "must_trump": "true or false",
-    "vulnerable_vole_points": "2 or 3",
-    "max_points_per_deal": "null or a whole number >= 1",
-    "target": "5, 7 or 11",
+    name: _allowed(annotation)
+    for name, annotation in get_type_hints(Rules, include_extras=True).items()
+    if name in _OPTION_NAMES
 }
+"""Option name -> its allowed values, derived from the annotations of :class:`Rules`."""
 
 DEFAULT_RULES: Final = Rules()
 

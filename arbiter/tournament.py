@@ -57,10 +57,9 @@ from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
+from arbiter.version import VERSION
 
 __all__ = ["Progress", "TournamentError", "run_tournament", "schedule_check", "schedule_of"]
-
-VERSION = "0.1.0"
 
 
 class TournamentError(RuntimeError):

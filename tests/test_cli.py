@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import uuid
 from pathlib import Path
 
@@ -82,6 +83,15 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
 
 
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ecarte --version` prints the version of pyproject.toml and exits 0."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    with pytest.raises(SystemExit) as info:
+        cli_main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"ecarte {project['version']}\n"
+
+
 @pytest.mark.parametrize(
     ("given", "hint"),
     [
@@ -113,6 +123,45 @@ def test_resume_hint_repeats_only_a_seed_the_user_typed(
         assert "--seed" not in line
     else:
         assert line.endswith(hint)
+
+
+@pytest.mark.parametrize(
+    ("given", "tail"),
+    [
+        (["random", "greedy", "--games", "4"], "--games 4 --resume --out OUT"),
+        (["random", "greedy", "--seed", "7"], "--games 20 --resume --out OUT --seed 7"),
+        (
+            ["random", "greedy", "--sprt", "elo0=0", "elo1=5", "--time-per-move", "50"],
+            "--time-per-move 50 --sprt elo0=0 elo1=5 --max-games 20000 --resume --out OUT",
+        ),
+        (["tournament", "CONFIG", "--shard", "2/3"], "--resume --out OUT --shard 2/3"),
+    ],
+    ids=["match", "match-seed", "match-sprt", "tournament-shard"],
+)
+def test_resume_hint_repeats_the_command_as_typed(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: list[str],
+    tail: str,
+) -> None:
+    """Each command's hint repeats what decides the schedule, and nothing drawn."""
+
+    async def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "run_tournament", interrupted)
+    config = tmp_path / "t.yaml"
+    config.write_text("engines: [{name: random}, {name: greedy}]\nseed: 42\n")
+    out = str(tmp_path / "o")
+    argv = [str(config) if a == "CONFIG" else a for a in given]
+    if argv[0] != "tournament":
+        argv.insert(0, "match")
+    assert cli.main([*argv, "--out", out]) == 130
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("resume with:")]
+    assert line.startswith(f"resume with: ecarte {argv[0]} ")
+    assert line.endswith(tail.replace("OUT", out))
+    assert line.count("--seed") == given.count("--seed")
 
 
 @pytest.mark.slow

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from arbiter.record import DealRecord, GameRecord, Termination
-from arbiter.report import build_report, outcome_of, pgn_of, result_of
+from arbiter.report import build_report, fault_summary, outcome_of, pgn_of, result_of
 from arbiter.rules import make_rules, seed_sha256
+from arbiter.stats import GameOutcome
 
 
 def _record(
@@ -86,3 +87,26 @@ def test_report_of_no_games() -> None:
     report = build_report([])
     assert report.text() == "no games were recorded\n"
     assert report.to_json() == {"games": 0, "engines": [], "head_to_head": [], "faults": {}}
+
+
+def game(
+    first: str, second: str, winner: int, fault: str | None = None, offender: int | None = None
+) -> GameOutcome:
+    """An unpaired four-deal game between ``first`` (seat 0) and ``second``."""
+    points = (5, 3) if winner == 0 else (3, 5)
+    return GameOutcome((first, second), winner, points, 4, None, fault, offender)
+
+
+def test_fault_summary() -> None:
+    games = [
+        game("A", "B", 1, fault="timeout", offender=0),
+        game("B", "A", 0, fault="timeout", offender=1),
+        game("A", "B", 0, fault="illegal_action", offender=1),
+        game("A", "C", 0),
+        game("A", "C", 0, fault="arbiter_error"),  # no offender: not attributed
+    ]
+    assert fault_summary(games) == {
+        "A": {"timeout": 2},
+        "B": {"illegal_action": 1},
+        "C": {},
+    }

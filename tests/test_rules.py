@@ -666,6 +666,36 @@ def test_bad_rules_are_clear_errors(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
+OPTIONS = [name for name in Rules.__struct_fields__ if name != "preset"]
+
+
+@pytest.mark.parametrize("name", OPTIONS)
+def test_every_option_is_validated(name: str) -> None:
+    """§8: a bad value of any option names the option and the values it allows."""
+    with pytest.raises(RulesError, match=rf"^bad rules option: {name}: .+ \(allowed: [^()]+\)$"):
+        make_rules(**{name: "bogus"})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"packets": "3-3"}, "packets: Invalid enum value '3-3' (allowed: '3-2' or '2-3')"),
+        ({"target": 6}, "target: Invalid enum value 6 (allowed: 5, 7 or 11)"),
+        ({"must_trump": "yes"}, "must_trump: Expected `bool`, got `str` (allowed: true or false)"),
+        (
+            {"max_points_per_deal": 0},
+            "max_points_per_deal: Expected `int` >= 1 (allowed: null or a whole number >= 1)",
+        ),
+    ],
+    ids=["literal-strings", "literal-numbers", "bool", "optional-bounded-int"],
+)
+def test_allowed_values_read_as_written(options: dict[str, object], message: str) -> None:
+    """The allowed values follow the order of the rules reference and YAML spelling."""
+    with pytest.raises(RulesError) as info:
+        make_rules(**options)
+    assert str(info.value) == f"bad rules option: {message}"
+
+
 def test_presets_and_overrides() -> None:
     """§8: `cavendish` sets dealer_min_discard 0; options apply on top of a preset."""
     assert make_rules().dealer_min_discard == 1

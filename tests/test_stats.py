@@ -19,7 +19,6 @@ from arbiter.stats import (
     crosstable,
     elo_from_score,
     estimate_score,
-    fault_summary,
     fit_ratings,
     head_to_head,
     los,
@@ -434,21 +433,6 @@ def test_crosstable() -> None:
         crosstable(games, order=["A", "B"])
     with pytest.raises(KeyError):
         table.cell("A", "Z")
-
-
-def test_fault_summary() -> None:
-    games = [
-        game("A", "B", 1, fault="timeout", offender=0),
-        game("B", "A", 0, fault="timeout", offender=1),
-        game("A", "B", 0, fault="illegal_action", offender=1),
-        game("A", "C", 0),
-        game("A", "C", 0, fault="arbiter_error"),  # no offender: not attributed
-    ]
-    assert fault_summary(games) == {
-        "A": {"timeout": 2},
-        "B": {"illegal_action": 1},
-        "C": {},
-    }
 
 
 # --------------------------------------------------------------------------- SPRT
