@@ -46,14 +46,14 @@ def _config(tmp_path: Path, engine: str, *, mode: str, per_move_ms: int = 2000,
     return path
 
 
-def _ecarte(*args: str | Path, **kwargs: object) -> subprocess.Popen[str]:
+def _ecarte(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "arbiter", *map(str, args)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        **kwargs,  # type: ignore[call-overload]
+        env=env,
     )
 
 

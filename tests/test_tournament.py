@@ -304,7 +304,7 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
         f"  - {{name: m1, command: [{sys.executable}, {bot}], {grant}}}\n"
         f"  - {{name: m2, command: [{sys.executable}, {bot}], {grant}}}\n"
         "  - name: random\n"
-        "games_per_pairing: 6\nseed: 5\nconcurrency: 1\n"
+        "games_per_pairing: 4\nseed: 5\nconcurrency: 1\n"
     )
     records = _run(text, tmp_path / "out")
     assert all(r.termination.reason == "normal" for r in records)
