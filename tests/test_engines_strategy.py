@@ -107,7 +107,7 @@ def test_positions_cover_every_phase() -> None:
         (choose_random, 1),
         (greedy.choose, 1),
         (expert.choose, 1),
-        (SearchEngine(clock=lambda: 0.0, max_samples=8, exchange_samples=4).choose, 2),
+        (SearchEngine(clock=lambda: 0.0, max_samples=8, exchange_samples=4).choose, 4),
     ],
     ids=["random", "greedy", "expert", "search"],
 )
