@@ -841,13 +841,14 @@ async def open_bot(
     transcript: Transcript | None = None,
     quit_line: bytes | None = None,
     grace: float = 1.0,
+    term_grace: float | None = None,
 ) -> AsyncIterator[Bot]:
     """Start a bot process; on leaving the block, :meth:`Bot.stop` it and reap everything.
 
     stderr is always drained: the first ``stderr_cap`` bytes are appended to
-    ``log_path`` (``None``: discarded), then a truncation marker.  ``quit_line``
-    and ``grace`` are what the exit of the block passes to :meth:`Bot.stop`
-    (``grace`` serves as both its ``grace`` and its ``term_grace``).
+    ``log_path`` (``None``: discarded), then a truncation marker.  ``quit_line``,
+    ``grace`` and ``term_grace`` are what the exit of the block passes to
+    :meth:`Bot.stop` (``term_grace=None``: the same as ``grace``).
 
     Raises :class:`~arbiter.faults.FailedToStart` (a plain exception, not a group)
     if the process cannot be spawned.  Exceptions from the body propagate
@@ -885,7 +886,9 @@ async def open_bot(
                 body_error = exc
                 raise
             finally:
-                await bot.stop(quit_line, grace=grace, term_grace=grace)
+                await bot.stop(
+                    quit_line, grace=grace, term_grace=grace if term_grace is None else term_grace
+                )
                 # Ends a stderr drain stuck on a pipe held by a process that escaped
                 # the group with setsid(); the leader is reaped by now.
                 nursery.cancel_scope.cancel()

@@ -63,6 +63,8 @@ NOTICE_TIMEOUT = 5.0
 """Seconds a bot has to take in a batch of notices (it should read stdin promptly)."""
 QUIT_GRACE = 2.0
 """Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
+TERM_GRACE = 1.0
+"""Seconds between SIGTERM and SIGKILL to the bot's process group (PROTOCOL.md §3.9.2)."""
 PROTOCOL_VERSION = 1
 
 _CRASH_REASONS = ("disconnected", "no_handshake", "resource_limit")
@@ -101,6 +103,8 @@ class BotSession:
         log_path: Path | None = None,
         limits: Limits | None = None,
         handshake_ms: int = 10_000,
+        grace_s: float = QUIT_GRACE,
+        term_grace_s: float = TERM_GRACE,
     ) -> None:
         self.name = name
         """Engine name in the tournament."""
@@ -109,6 +113,10 @@ class BotSession:
         self.log_path = log_path
         self.limits = limits
         self.handshake_ms = handshake_ms
+        self.grace_s = grace_s
+        """Seconds the process has to exit after ``quit`` (or stdin closed) when stopped."""
+        self.term_grace_s = term_grace_s
+        """Seconds after SIGTERM before the process group is killed."""
         self.info = EngineInfo(name=name)
         """What the bot said of itself in its last handshake."""
         self.bot: Bot | None = None
@@ -168,7 +176,8 @@ class BotSession:
                 log_path=self.log_path,
                 limits=self.limits,
                 quit_line=_QUIT_LINE,
-                grace=QUIT_GRACE,
+                grace=self.grace_s,
+                term_grace=self.term_grace_s,
             ) as bot:
                 task_status.started(bot)
                 started = True

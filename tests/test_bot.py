@@ -22,6 +22,10 @@ from arbiter.faults import (
 )
 
 BOTS = Path(__file__).parent / "bots"
+SLACK_S = 4.0
+"""What a loaded machine may add to a wait on a real process.  Upper bounds on elapsed
+time only tell "at once" from a deadline at least twice as far away, so they survive
+a busy CI runner; the lower bounds are exact."""
 
 
 def bot_command(script: str, *args: str) -> BotCommand:
@@ -149,7 +153,7 @@ async def test_reply_timeout() -> None:
         start = trio.current_time()
         with pytest.raises(BotTimeout, match="no reply within") as info:
             await bot.request(b"ping", timeout=0.2)
-        assert 0.2 <= trio.current_time() - start < 1
+        assert 0.2 <= trio.current_time() - start < 0.2 + SLACK_S
         assert info.value.reason is FaultReason.TIMEOUT
         with pytest.raises(BotTimeout):
             await bot.request(b"ping", timeout=5)
@@ -172,8 +176,8 @@ async def test_close_stdout_is_reported_at_once() -> None:
     async with open_bot(bot_command("close_stdout"), name="cs", log_path=None, grace=0.1) as bot:
         start = trio.current_time()
         with pytest.raises(Disconnected, match="closed its stdout while still running"):
-            await bot.request(b"go", timeout=10)
-        assert trio.current_time() - start < 1
+            await bot.request(b"go", timeout=2 * SLACK_S)
+        assert trio.current_time() - start < SLACK_S
         assert bot.returncode is None
     assert_group_gone(bot)
 
@@ -198,8 +202,8 @@ async def test_leader_exit_while_grandchild_holds_stdout() -> None:
         # The leader exits without replying; stdout stays open in the grandchild,
         # so only the exit watcher can tell.
         with pytest.raises(Disconnected, match="exited with code 0"):
-            await bot.request(b"exit", timeout=10)
-        assert trio.current_time() - start < 1
+            await bot.request(b"exit", timeout=2 * SLACK_S)
+        assert trio.current_time() - start < SLACK_S
     assert not is_alive(grandchild)
     assert_group_gone(bot)
 
@@ -279,7 +283,7 @@ async def test_stop_kills_bot_that_ignores_sigterm() -> None:
         assert (await bot.request(b"ready?", timeout=5))[0] == b"ready"
         start = trio.current_time()
         code = await bot.stop(b"quit", grace=0.1, term_grace=0.1)
-        assert 0.2 <= trio.current_time() - start < 1.5
+        assert 0.2 <= trio.current_time() - start < 0.2 + SLACK_S
         assert code == -signal.SIGKILL
         assert bot.exit_description() == "killed by SIGKILL"
         assert_group_gone(bot)

@@ -67,9 +67,12 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
             break
         time.sleep(0.01)
     # Bots are restarted between games, so look a few times before concluding.
-    assert any(_processes_with_marker(marker) or time.sleep(0.02) for _ in range(50)), (
-        "bots are running"
-    )
+    for _ in range(50):
+        if _processes_with_marker(marker):
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail("no bot is running")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

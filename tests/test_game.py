@@ -26,7 +26,15 @@ import trio
 from arbiter.bot import Bot, BotCommand, Limits
 from arbiter.cards import CARDS, Card
 from arbiter.config import EngineConfig, FaultPolicy, TimeControl, TournamentConfig
-from arbiter.game import BotSession, FaultPolicyName, GameSpec, TimeSettings, play_game
+from arbiter.game import (
+    QUIT_GRACE,
+    TERM_GRACE,
+    BotSession,
+    FaultPolicyName,
+    GameSpec,
+    TimeSettings,
+    play_game,
+)
 from arbiter.record import GameRecord, rereferee
 from arbiter.report import result_of
 from arbiter.rules import deck_for, make_rules, seed_sha256
@@ -41,6 +49,8 @@ RULES = make_rules()
 SEED = 11
 TIME = TimeSettings(per_move_ms=300, grace_ms=200)
 """Short decisions, so timeouts are quick; ample for the random engine (about 1 ms)."""
+STOP_GRACE_S = 0.1
+"""Exit and SIGTERM grace of a misbehaving bot: the defaults (2 s and 1 s) only add waiting."""
 
 
 # -- processes ----------------------------------------------------------------------------
@@ -192,6 +202,8 @@ async def play_match(
             log_path=log,
             limits=limits,
             handshake_ms=handshake_ms,
+            grace_s=STOP_GRACE_S,
+            term_grace_s=STOP_GRACE_S,
         )
         command = random_command(tag) if opponent is None else proto_command(opponent, tag)
         other = TrackedSession(opponent or "random", command, nursery, log_path=other_log)
@@ -253,7 +265,6 @@ CASES = [
     pytest.param(
         Case("proto_sleep_on_request", "timeout", r"no reply within 0\.5"),
         id="sleep-on-request",
-        marks=pytest.mark.slow,  # each stop waits out the 2 s quit grace
     ),
     pytest.param(
         Case("proto_illegal_card", "illegal_action", r"illegal action '\w\w' .* phase TRICK"),
@@ -293,13 +304,11 @@ CASES = [
             line=r'^\{"type": "action", .* {100}$',
         ),
         id="10MB-line",
-        marks=pytest.mark.slow,
     ),
     pytest.param(Case("proto_stderr_flood", "normal"), id="stderr-flood-100MB"),
     pytest.param(
         Case("proto_ignore_term", "timeout", r"no reply within 0\.5", killed=True),
         id="ignore-sigterm",
-        marks=pytest.mark.slow,  # 3 s per game to stop: 2 s for the exit, 1 s after SIGTERM
     ),
     pytest.param(
         Case("proto_grandchild_exit", "disconnected", r"exited with code 0"),
@@ -316,7 +325,6 @@ CASES = [
     pytest.param(
         Case("proto_close_stdin", "disconnected", r"closed its stdin while still running"),
         id="close-stdin",
-        marks=pytest.mark.slow,
     ),
     pytest.param(
         Case("proto_unrequested", "invalid_message", r"unrequested line", line=r"^debug: played"),
@@ -392,7 +400,7 @@ async def test_misbehaving_bot(case: Case, tmp_path: Path) -> None:
     "script",
     [
         pytest.param("proto_crash_first_turn", id="fault-in-a-request"),
-        pytest.param("proto_close_stdin", id="fault-in-a-notice", marks=pytest.mark.slow),
+        pytest.param("proto_close_stdin", id="fault-in-a-notice"),
     ],
 )
 async def test_other_bot_is_told_game_end(script: str, tmp_path: Path) -> None:
@@ -689,3 +697,10 @@ async def test_arbiter_error_aborts_the_game_and_blames_nobody(
         with pytest.raises(ArbiterError, match="game 0 aborted by an arbiter error"):
             await play_game(GameSpec(0, ("a", "b"), make_rules(), 1, 0, 0), (a, b))
         assert a.bot is None and b.bot is None, "both bots were stopped"
+
+
+async def test_session_stop_graces_default_to_the_protocol() -> None:
+    """PROTOCOL.md §3.9.2: 2 s to exit after quit, then 1 s between SIGTERM and SIGKILL."""
+    async with trio.open_nursery() as nursery:
+        session = BotSession("random", random_command("unused"), nursery)
+    assert (session.grace_s, session.term_grace_s) == (QUIT_GRACE, TERM_GRACE) == (2.0, 1.0)

@@ -323,7 +323,9 @@ def test_strict_checks_accept_what_a_good_bot_sends() -> None:
     assert decode_from_bot(b'{"type":"action","id":1,"action":"K,S[{,"}') == Action(
         id=1, action="K,S[{,"
     )
-    assert decode_from_bot(b'{"type":"action","id":1,"action":"\\u004bS"}').action == "KS"
+    assert decode_from_bot(b'{"type":"action","id":1,"action":"\\u004bS"}') == Action(
+        id=1, action="KS"
+    )
     hello = '{ "type" : "hello", "name" : "Écarté\u00a0bot, [v2]", "author" : "李", '
     hello += '"version" : "1.0 \u2014 \U0001f0cf", "protocol" : 1 }\r\n'
     assert decode_from_bot(hello.encode()) == BotHello(
@@ -373,9 +375,9 @@ def test_hostile_lines_raise_only_protocol_error() -> None:
             else:
                 line[pos:pos] = bytes(rng.choices(alphabet, k=rng.randint(1, 40)))
         hostile.append(bytes(line))
-    for line in hostile:
+    for text in hostile:
         try:
-            decode_from_bot(line)
+            decode_from_bot(text)
         except ProtocolError:
             pass
 

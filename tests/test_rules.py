@@ -283,7 +283,7 @@ def test_non_dealer_holding_king_decides_before_leading() -> None:
     assert st.phase == Phase.MARK and st.to_act == 1
     act(st, "mark")
     assert st.scores == [0, 1] and st.marked == 1
-    assert st.phase == Phase.TRICK and st.to_act == 1
+    assert (st.phase, st.to_act) == (Phase.TRICK, 1)
 
 
 def test_dealer_holding_king_decides_after_seeing_the_lead() -> None:
@@ -292,9 +292,9 @@ def test_dealer_holding_king_decides_after_seeing_the_lead() -> None:
     act(st, "stand")
     assert st.phase == Phase.TRICK and st.to_act == 1
     act(st, "KS")
-    assert st.phase == Phase.MARK and st.to_act == 0
+    assert (st.phase, st.to_act) == (Phase.MARK, 0)
     act(st, "no-mark")
-    assert st.phase == Phase.TRICK and st.to_act == 0 and st.scores == [0, 0]
+    assert (st.phase, st.to_act, st.scores) == (Phase.TRICK, 0, [0, 0])
 
 
 def test_opening_lead_deadline_makes_dealer_decide_before_the_lead() -> None:
@@ -303,9 +303,9 @@ def test_opening_lead_deadline_makes_dealer_decide_before_the_lead() -> None:
     act(st, "stand")
     assert st.phase == Phase.MARK and st.to_act == 0
     act(st, "mark")
-    assert st.to_act == 1 and st.phase == Phase.TRICK and st.scores == [1, 0]
+    assert (st.to_act, st.phase, st.scores) == (1, Phase.TRICK, [1, 0])
     act(st, "KS")
-    assert st.phase == Phase.TRICK, "no second chance after the lead"
+    assert (st.phase, st.to_act) == (Phase.TRICK, 0), "no second chance after the lead"
 
 
 def test_king_drawn_in_an_exchange_can_be_marked() -> None:
@@ -582,7 +582,7 @@ def _last_trick(
     rules: Rules,
     before: tuple[int, int],
     winner: int,
-    vulnerable: tuple[bool, bool],
+    vulnerable: tuple[bool, ...],
     king_seat: int,
     margin: int,
 ) -> State:

@@ -73,7 +73,7 @@ def _check_views(st: State) -> None:
 
 def _random_illegal(st: State, rng: random.Random) -> int:
     legal = set(st.legal_actions())
-    candidates = [*range(32), 32, 33, 34, 35, 36, 37, DISCARD, DISCARD | FULL_PACK]
+    candidates: list[int] = [*range(32), 32, 33, 34, 35, 36, 37, DISCARD, DISCARD | FULL_PACK]
     rng.shuffle(candidates)
     return next(a for a in candidates if a not in legal)
 
@@ -114,7 +114,7 @@ def play_games(rules: Rules, seed: int, deals_wanted: int, check_views_every: in
                 _check_views(st)
             action = rng.choice(actions)
             st.apply(action)
-            if st.phase != Phase.DEAL:
+            if st.phase not in (Phase.DEAL,):  # `!=` trips mypy's stale narrowing
                 _check_conservation(st)
             gained = [st.scores[i] - scores_before[i] for i in (0, 1)]
             if gained != [0, 0]:

@@ -46,14 +46,14 @@ def _config(tmp_path: Path, engine: str, *, mode: str, per_move_ms: int = 2000,
     return path
 
 
-def _ecarte(*args: str | Path, **kwargs: object) -> subprocess.Popen[str]:
+def _ecarte(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "arbiter", *map(str, args)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        **kwargs,  # type: ignore[call-overload]
+        env=env,
     )
 
 
@@ -194,6 +194,7 @@ def _snoop(tmp_path: Path, mode: str) -> dict[str, object]:
     return found
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_sandboxed_bot_sees_no_output_config_other_engine_or_process(tmp_path: Path) -> None:
     found = _snoop(tmp_path, "on")
@@ -206,6 +207,7 @@ def test_a_sandboxed_bot_sees_no_output_config_other_engine_or_process(tmp_path:
     assert set(found["env"]) <= {*sandbox.MINIMAL_ENV_KEYS, "HOME", "PWD", "SNOOP_PATHS"}
 
 
+@pytest.mark.slow
 def test_without_the_sandbox_the_same_bot_sees_everything(tmp_path: Path) -> None:
     """The control experiment: what the sandbox takes away (the environment stays minimal)."""
     found = _snoop(tmp_path, "off")

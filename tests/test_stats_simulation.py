@@ -90,6 +90,7 @@ def test_intervals_cover_the_true_elo_and_pairs_are_narrower() -> None:
     assert narrower / runs >= 0.95
 
 
+@pytest.mark.slow
 def test_bootstrap_rating_intervals_cover_the_true_elo() -> None:
     rng = random.Random(7)
     delta = 0.5

@@ -15,7 +15,8 @@ import signal
 import sys
 import time
 
-from protocol.sdk import Request, run_bot
+from protocol.messages import Request
+from protocol.sdk import run_bot
 
 marker = sys.argv[-1]
 

@@ -10,7 +10,8 @@ import os
 import random
 import sys
 
-from protocol.sdk import Request, run_bot
+from protocol.messages import Request
+from protocol.sdk import run_bot
 
 OWN_PIPE = os.fstat(1).st_ino
 framed = 0
