@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -689,7 +690,7 @@ def test_every_option_is_validated(name: str) -> None:
     ],
     ids=["literal-strings", "literal-numbers", "bool", "optional-bounded-int"],
 )
-def test_allowed_values_read_as_written(options: dict[str, object], message: str) -> None:
+def test_allowed_values_read_as_written(options: dict[str, Any], message: str) -> None:
     """The allowed values follow the order of the rules reference and YAML spelling."""
     with pytest.raises(RulesError) as info:
         make_rules(**options)
