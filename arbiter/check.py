@@ -18,7 +18,7 @@ from collections.abc import Callable
 import trio
 
 from arbiter.bot import BotCommand, live_pids
-from arbiter.faults import ArbiterError
+from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
@@ -29,8 +29,9 @@ from arbiter.sandbox import (
     reap_escapees,
     sandbox_enabled,
 )
+from protocol.messages import PROTOCOL_VERSION
 
-__all__ = ["DECISION_KINDS", "check_bot", "decision_kind", "terminal_safe"]
+__all__ = ["ADVICE", "DECISION_KINDS", "check_bot", "decision_kind", "terminal_safe"]
 
 DECISION_KINDS = {
     "propose": "stand or propose (non-dealer)",
@@ -40,16 +41,23 @@ DECISION_KINDS = {
     "card": "play a card",
 }
 
-_ADVICE = {
-    "failed_to_start": "the command could not be started: check the path and permissions",
-    "no_handshake": "answer the arbiter's hello with "
-    '{"type":"hello","name":...,"author":...,"version":...,"protocol":1} and flush stdout',
-    "timeout": "reply within time_ms, and flush stdout after every line",
-    "disconnected": "keep running and keep stdout open until told to quit",
-    "invalid_message": "send exactly one JSON object per line, with only the documented fields",
-    "illegal_action": "answer with one of the strings in the request's view.legal",
-    "resource_limit": "stay within the memory and CPU limits",
+ADVICE: dict[FaultReason, str] = {
+    FaultReason.FAILED_TO_START: "the command could not be started: check the path and "
+    "permissions",
+    FaultReason.NO_HANDSHAKE: "answer the arbiter's hello with "
+    '{"type":"hello","name":...,"author":...,"version":...,"protocol":'
+    f"{PROTOCOL_VERSION}}} and flush stdout",
+    FaultReason.TIMEOUT: "reply within time_ms, and flush stdout after every line",
+    FaultReason.DISCONNECTED: "keep running and keep stdout open until told to quit",
+    FaultReason.INVALID_MESSAGE: "send exactly one JSON object per line, with only the "
+    "documented fields",
+    FaultReason.ILLEGAL_ACTION: "answer with one of the strings in the request's view.legal",
+    FaultReason.RESOURCE_LIMIT: "stay within the memory and CPU limits",
 }
+"""What a bot author should do about each fault (every reason has an entry)."""
+
+_FATAL = (FaultReason.FAILED_TO_START, FaultReason.NO_HANDSHAKE)
+"""Faults after which playing more games cannot tell anything new."""
 
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -151,9 +159,9 @@ async def check_bot(
                     text = f"game {g + 1}: {term.reason}: {terminal_safe(term.detail)}"
                     if term.line:
                         text += f"\n    offending line: {terminal_safe(term.line)}"
-                    text += f"\n    fix: {_ADVICE.get(term.reason, '')}"
+                    text += f"\n    fix: {ADVICE[FaultReason(term.reason)]}"
                     problems.append(text)
-                    if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
+                    if term.reason in _FATAL or len(problems) >= 3:
                         stopped_early = True
                         break
             for deal in rec.deals:

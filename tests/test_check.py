@@ -11,7 +11,7 @@ import pytest
 
 import arbiter.check
 from arbiter.check import check_bot, terminal_safe
-from arbiter.faults import ArbiterError
+from arbiter.faults import ArbiterError, FaultReason
 
 BOTS = Path(__file__).parent / "bots"
 
@@ -72,3 +72,9 @@ async def test_check_with_no_games_asked() -> None:
         [sys.executable, "-m", "engines.random.bot"], games=0, out=lines.append
     )
     assert lines[0] == "no games were recorded"
+
+
+def test_every_fault_reason_has_advice() -> None:
+    """The report's "fix:" line exists for every fault a checked bot can commit."""
+    assert set(arbiter.check.ADVICE) == set(FaultReason)
+    assert all(text and text == text.strip() for text in arbiter.check.ADVICE.values())
