@@ -42,8 +42,7 @@ DECISION_KINDS = {
 }
 
 ADVICE: dict[FaultReason, str] = {
-    FaultReason.FAILED_TO_START: "the command could not be started: check the path and "
-    "permissions",
+    FaultReason.FAILED_TO_START: "the command could not be started: check the path and permissions",
     FaultReason.NO_HANDSHAKE: "answer the arbiter's hello with "
     '{"type":"hello","name":...,"author":...,"version":...,"protocol":'
     f"{PROTOCOL_VERSION}}} and flush stdout",

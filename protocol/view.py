@@ -73,7 +73,6 @@ class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tru
     """Points that win the game."""
 
 
-
 class _Ev(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
     """Base of the public events (tagged by ``type``)."""
 

@@ -92,11 +92,7 @@ def _violations(check: str, imports: dict[str, set[str]] = IMPORTS) -> list[str]
         for target in sorted(imported):
             if (importer, target) in EXCEPTIONS or target == importer:
                 continue
-            if (
-                check == "core"
-                and importer in CORE
-                and not _within(target, CORE | {"protocol"})
-            ):
+            if check == "core" and importer in CORE and not _within(target, CORE | {"protocol"}):
                 out.append(f"{importer} imports {target}: the rules core builds on protocol only")
             elif (
                 check == "protocol"
