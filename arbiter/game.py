@@ -440,7 +440,7 @@ async def play_game(
         seat, cause, bad_line = fault_info
         reason, detail = cause.reason, cause.detail
         termination = Termination(
-            reason=reason,
+            reason=reason.value,  # plain text, as in a record read back from disk
             offender=seat,
             detail=detail,
             line=_line_text(bad_line),
