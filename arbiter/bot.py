@@ -91,9 +91,9 @@ from arbiter.faults import (
     ResourceLimit,
 )
 from arbiter.sandbox import SandboxPlan, wrap_command
+from protocol.messages import MAX_LINE_BYTES
 
 __all__ = [
-    "DEFAULT_MAX_LINE",
     "DEFAULT_STDERR_CAP",
     "Bot",
     "BotCommand",
@@ -102,9 +102,6 @@ __all__ = [
     "Transcript",
     "open_bot",
 ]
-
-DEFAULT_MAX_LINE: Final = 65536
-"""The longest line (in bytes, without the newline) a bot may write."""
 
 DEFAULT_STDERR_CAP: Final = 1_000_000
 """How many bytes of a bot's stderr are written to its log file."""
@@ -835,7 +832,7 @@ async def open_bot(
     *,
     name: str,
     log_path: str | os.PathLike[str] | None,
-    max_line: int = DEFAULT_MAX_LINE,
+    max_line: int = MAX_LINE_BYTES,
     stderr_cap: int = DEFAULT_STDERR_CAP,
     limits: Limits | None = None,
     transcript: Transcript | None = None,

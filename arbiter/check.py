@@ -19,7 +19,7 @@ from enum import Enum
 import trio
 
 from arbiter.bot import BotCommand, live_pids
-from arbiter.faults import ArbiterError
+from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
@@ -30,8 +30,10 @@ from arbiter.sandbox import (
     reap_escapees,
     sandbox_enabled,
 )
+from protocol.messages import PROTOCOL_VERSION
 
 __all__ = [
+    "ADVICE",
     "DECISION_KINDS",
     "CheckReport",
     "GameProblem",
@@ -50,16 +52,22 @@ DECISION_KINDS = {
     "card": "play a card",
 }
 
-_ADVICE = {
-    "failed_to_start": "the command could not be started: check the path and permissions",
-    "no_handshake": "answer the arbiter's hello with "
-    '{"type":"hello","name":...,"author":...,"version":...,"protocol":1} and flush stdout',
-    "timeout": "reply within time_ms, and flush stdout after every line",
-    "disconnected": "keep running and keep stdout open until told to quit",
-    "invalid_message": "send exactly one JSON object per line, with only the documented fields",
-    "illegal_action": "answer with one of the strings in the request's view.legal",
-    "resource_limit": "stay within the memory and CPU limits",
+ADVICE: dict[FaultReason, str] = {
+    FaultReason.FAILED_TO_START: "the command could not be started: check the path and permissions",
+    FaultReason.NO_HANDSHAKE: "answer the arbiter's hello with "
+    '{"type":"hello","name":...,"author":...,"version":...,"protocol":'
+    f"{PROTOCOL_VERSION}}} and flush stdout",
+    FaultReason.TIMEOUT: "reply within time_ms, and flush stdout after every line",
+    FaultReason.DISCONNECTED: "keep running and keep stdout open until told to quit",
+    FaultReason.INVALID_MESSAGE: "send exactly one JSON object per line, with only the "
+    "documented fields",
+    FaultReason.ILLEGAL_ACTION: "answer with one of the strings in the request's view.legal",
+    FaultReason.RESOURCE_LIMIT: "stay within the memory and CPU limits",
 }
+"""What a bot author should do about each fault (every reason has an entry)."""
+
+_FATAL = (FaultReason.FAILED_TO_START, FaultReason.NO_HANDSHAKE)
+"""Faults after which playing more games cannot tell anything new."""
 
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -129,7 +137,7 @@ class GameProblem:
         text = f"game {self.game}: {self.reason}: {terminal_safe(self.detail)}"
         if self.line:
             text += f"\n    offending line: {terminal_safe(self.line)}"
-        return text + f"\n    fix: {_ADVICE.get(self.reason, '')}"
+        return text + f"\n    fix: {ADVICE[FaultReason(self.reason)]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +268,7 @@ async def check_bot(
                 who = rec.engines[term.offender] if term.offender is not None else "?"
                 if who == "checked":
                     problems.append(GameProblem(g + 1, term.reason, term.detail, term.line or ""))
-                    if term.reason in ("failed_to_start", "no_handshake") or (len(problems) >= 3):
+                    if term.reason in _FATAL or len(problems) >= 3:
                         stopped_early = True
                         break
             for deal in rec.deals:

@@ -40,22 +40,21 @@ from arbiter.record import (
     Termination,
     TerminationReason,
 )
-from arbiter.referee import BadReply, Referee, seeded_decks
+from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
 from protocol.messages import (
+    PROTOCOL_VERSION,
     Action,
     BotHello,
     DealEnd,
     Forfeit,
     Hello,
-    ProtocolError,
     Quit,
     ToBot,
     decode_from_bot,
     encode,
 )
 from protocol.messages import Deal as DealNotice
-from protocol.messages import FaultReason as WireReason
 
 __all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
 
@@ -65,9 +64,8 @@ QUIT_GRACE = 2.0
 """Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
 TERM_GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL to the bot's process group (PROTOCOL.md §3.9.2)."""
-PROTOCOL_VERSION = 1
 
-_CRASH_REASONS = ("disconnected", "no_handshake", "resource_limit")
+_CRASH_REASONS = (FaultReason.DISCONNECTED, FaultReason.NO_HANDSHAKE, FaultReason.RESOURCE_LIMIT)
 """Faults whose record quotes the end of the bot's stderr (usually the error it died of)."""
 
 FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
@@ -200,8 +198,8 @@ class BotSession:
             raise
         try:
             msg = decode_from_bot(line)
-        except ProtocolError as exc:
-            raise InvalidMessage(f"handshake: {exc}", line=line) from None
+        except InvalidMessage as exc:
+            raise InvalidMessage(f"handshake: {exc.detail}", line=line) from None
         if not isinstance(msg, BotHello):
             raise InvalidMessage('handshake: expected a "hello" message', line=line)
         if msg.protocol != PROTOCOL_VERSION:
@@ -330,9 +328,9 @@ async def play_game(
     corrupted = False
     substitute = [False, False]
     rng = random.Random(f"ecarte-substitute/{spec.seed}/{spec.game_id}")
-    fault_info: tuple[int, BotFault | BadReply | ProtocolError, bytes | None] | None = None
+    fault_info: tuple[int, BotFault, bytes | None] | None = None
 
-    def charge(seat: int, exc: BotFault | BadReply | ProtocolError, line: bytes | None) -> None:
+    def charge(seat: int, exc: BotFault, line: bytes | None) -> None:
         nonlocal fault_info, corrupted
         if fault_info is None:
             fault_info = (seat, exc, line)
@@ -340,8 +338,7 @@ async def play_game(
             substitute[seat] = True
             corrupted = True
         else:
-            reason, detail = _reason_detail(exc)
-            ref.forfeit(seat, reason, detail)
+            ref.forfeit(seat, exc.reason, exc.detail)
 
     # Notices kept back to go out with the same seat's next request.
     held: list[list[bytes]] = [[], []]
@@ -410,8 +407,9 @@ async def play_game(
                     encode(req)[:-1], timeout=limit_ms / 1000, preceding=preceding
                 )
                 ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
-            except (BotFault, BadReply, ProtocolError) as exc:
-                charge(seat, exc, exc.line if isinstance(exc, BotFault) else line)
+            except BotFault as exc:
+                # The decoder's and the referee's faults hold no line: it is here.
+                charge(seat, exc, line if exc.line is None else exc.line)
                 continue
             if ref.clocks is not None and tm.increment_ms:
                 ref.clocks[seat] += tm.increment_ms
@@ -449,9 +447,9 @@ async def play_game(
     termination = Termination(reason="normal")
     if fault_info is not None:
         seat, cause, bad_line = fault_info
-        reason, detail = _reason_detail(cause)
+        reason, detail = cause.reason, cause.detail
         termination = Termination(
-            reason=reason,
+            reason=reason.value,  # plain text, as in a record read back from disk
             offender=seat,
             detail=detail,
             line=_line_text(bad_line),
@@ -483,14 +481,6 @@ async def play_game(
         started=started,
         seconds=round(time.monotonic() - t0, 3),
     )
-
-
-def _reason_detail(exc: BotFault | BadReply | ProtocolError) -> tuple[WireReason, str]:
-    if isinstance(exc, BotFault):
-        return exc.reason.value, exc.detail
-    if isinstance(exc, BadReply):
-        return exc.reason, exc.detail
-    return "invalid_message", str(exc)
 
 
 def unplayed_record(

@@ -9,36 +9,42 @@ it reaches the recorded result; the README documents the format field by field.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
 from arbiter.cards import CARDS
+from arbiter.faults import FaultReason
 from arbiter.rules import Phase, Rules, Seed, State, deck_for, new_game
 
 __all__ = [
+    "TERMINATION_REASONS",
     "ActionRecord",
     "DealRecord",
     "EngineInfo",
     "GameRecord",
     "RecordError",
     "Termination",
+    "TerminationReason",
     "check_decks",
     "rereferee",
 ]
 
-TerminationReason = Literal[
+TERMINATION_REASONS: Final[tuple[str, ...]] = (
     "normal",
-    "failed_to_start",
-    "no_handshake",
-    "timeout",
-    "disconnected",
-    "invalid_message",
-    "illegal_action",
-    "resource_limit",
+    *(reason.value for reason in FaultReason),
     "withdrawn",
     "match_forfeit",
-]
+)
+"""How a game can end: ``normal``, one of the fault reasons (:class:`FaultReason`,
+the one list of them), ``withdrawn`` or ``match_forfeit``."""
+
+if TYPE_CHECKING:
+    # A Literal cannot be spelled from a tuple for the type checker, and msgspec
+    # decodes only one kind of string per field, so the checker sees plain text.
+    TerminationReason = str
+else:
+    TerminationReason = Literal[TERMINATION_REASONS]
 
 
 class ActionRecord(msgspec.Struct, frozen=True, array_like=True):

@@ -8,7 +8,8 @@ for the game runner, which only moves bytes and measures time (PROTOCOL.md §3, 
   ``forfeit``);
 * :meth:`Referee.request` — the pending decision ``(seat, Request)``, or None when the
   game is over;
-* :meth:`Referee.submit` — the bot's decoded reply; raises :class:`BadReply` (a fault)
+* :meth:`Referee.submit` — the bot's decoded reply; raises a fault
+  (:class:`~arbiter.faults.InvalidMessage` or :class:`~arbiter.faults.IllegalAction`)
   or applies the action and queues what follows.
 
 A runner's loop::
@@ -25,9 +26,8 @@ A runner's loop::
         try:
             line = await exchange(seat, req, limit)   # send + read one line, within limit
             ref.submit(seat, decode_from_bot(line), elapsed_ms=...)
-        except ProtocolError as e:  ref.forfeit(seat, "invalid_message", str(e))
-        except BadReply as e:       ref.forfeit(seat, e.reason, e.detail)
-        except <timeout/EOF...>:    ref.forfeit(seat, "timeout" / "disconnected", ...)
+        except BotFault as e:    # timeout, EOF, undecodable line, wrong id, illegal action
+            ref.forfeit(seat, e.reason, e.detail)
     # now ref.winner, ref.end_reason, ref.scores, ref.decks, ref.log, ref.fault
 
 Hidden information (PROTOCOL.md §7): every message built for a seat comes from
@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from arbiter.faults import FaultReason, IllegalAction, InvalidMessage
 from arbiter.rules import (
     ActionError,
     Event,
@@ -60,7 +61,6 @@ from protocol.messages import (
     Deal,
     DealEnd,
     EventNotice,
-    FaultReason,
     Forfeit,
     FromBot,
     GameEnd,
@@ -70,7 +70,7 @@ from protocol.messages import (
     ToBot,
 )
 
-__all__ = ["BadReply", "DeckSource", "Referee", "seeded_decks"]
+__all__ = ["DeckSource", "Referee", "seeded_decks"]
 
 DeckSource = Callable[[int], Sequence[int]]
 """Gives the 32-card order of deal number ``n`` (from 1) of this game."""
@@ -79,24 +79,6 @@ DeckSource = Callable[[int], Sequence[int]]
 def seeded_decks(seed: Seed, game_number: int) -> DeckSource:
     """The standard deck source: :func:`arbiter.rules.deck_for` for this match seed and game."""
     return lambda deal: deck_for(seed, game_number, deal)
-
-
-class BadReply(Exception):
-    """Raised by :meth:`Referee.submit` for a decoded reply that is a fault.
-
-    ``reason`` is ``"invalid_message"`` (not an ``action`` message, or a stale or
-    mismatched ``id``) or ``"illegal_action"`` (action text that is not valid
-    notation, or not legal now).  The game state is unchanged.  Not raised for
-    undecodable lines (that is :class:`protocol.messages.ProtocolError`), nor for a
-    runner bug such as submitting for a seat nobody asked (that is ``RuntimeError``).
-    """
-
-    def __init__(self, reason: Literal["invalid_message", "illegal_action"], detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason: Literal["invalid_message", "illegal_action"] = reason
-        """The fault reason."""
-        self.detail = detail
-        """What was wrong, for the ``forfeit`` notice and the game record."""
 
 
 class Referee:
@@ -210,8 +192,12 @@ class Referee:
         """Check and apply ``seat``'s reply to the pending request.
 
         ``elapsed_ms`` (from starting to send the request to receiving the reply) is
-        charged to the seat's clock if there is one.  Raises :class:`BadReply` for a
-        faulty reply (the state is unchanged), ``RuntimeError`` if ``seat`` was not asked.
+        charged to the seat's clock if there is one.  Raises
+        :class:`~arbiter.faults.InvalidMessage` for a reply that is not an ``action`` or
+        has a stale or mismatched ``id``, :class:`~arbiter.faults.IllegalAction` for
+        action text that is not valid notation or not legal now (the state is unchanged
+        either way; the faults hold no ``line``: the runner has it), and
+        ``RuntimeError`` if ``seat`` was not asked (a runner bug, never a bot's fault).
         """
         if self._pending is None or self._pending[0] != seat:
             raise RuntimeError(f"submit for seat {seat}; pending request: {self._pending}")
@@ -219,21 +205,19 @@ class Referee:
         if self.clocks is not None:
             self.clocks[seat] = max(0, self.clocks[seat] - elapsed_ms)
         if not isinstance(message, Action):
-            raise BadReply(
-                "invalid_message",
+            raise InvalidMessage(
                 f'expected an "action" message answering request {rid}, '
                 f'got a "{type(message).__struct_config__.tag}" message',
             )
         if message.id != rid:
-            raise BadReply(
-                "invalid_message",
+            raise InvalidMessage(
                 f"reply id {message.id} does not answer request {rid} (stale or mismatched id)",
             )
         try:
             action = parse_action(message.action)
             self.state.apply_checked(seat, action)
         except (ActionError, IllegalActionError) as exc:
-            raise BadReply("illegal_action", str(exc)) from None
+            raise IllegalAction(str(exc)) from None
         self._pending = None
         self.log.append((seat, format_action(action)))
         self._advance()

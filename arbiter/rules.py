@@ -29,6 +29,10 @@ and :meth:`State.apply_text` are for untrusted input and raise
 :class:`IllegalActionError` naming the action and the position.
 
 Seats are 0 and 1 for the whole game; the dealer changes every deal.
+
+The rule set, :class:`Rules`, is pure data sent to the bots as it is, so it is
+defined with the other wire types in :mod:`protocol.view` and used here unchanged;
+:func:`make_rules` builds and validates one.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from arbiter.cards import (
     card_list,
     format_cards,
 )
+from protocol.view import Rules
 
 __all__ = [
     "ACCEPT",
@@ -95,42 +100,6 @@ __all__ = [
 
 class RulesError(ValueError):
     """Raised for an unknown preset or option, or an option with a bad value."""
-
-
-PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
-
-
-class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The rule set of a game: every named option of the rules reference.
-
-    Build one with :func:`make_rules` (validates names and values); the defaults are
-    the project's default rule set.  A game record stores this whole struct.
-    """
-
-    preset: str = "default"
-    """Name of the preset the options started from (informational)."""
-    packets: Literal["3-2", "2-3"] = "3-2"
-    """Dealing packets: which deck positions go to whom."""
-    first_dealer: Literal["random"] = "random"
-    """First dealer of a match: drawn from the match seed."""
-    next_game_dealer: Literal["alternate", "loser"] = "alternate"
-    """First dealer of the next game: keep alternating, or the previous game's loser."""
-    refusal_penalty: Literal["first_only", "any"] = "first_only"
-    """Which refusals make the dealer vulnerable."""
-    dealer_min_discard: Literal[0, 1] = 1
-    """Fewest cards the dealer must take after accepting."""
-    max_exchange_rounds: PositiveInt | None = None
-    """Most exchanges in one deal (None: until the stock runs out)."""
-    king_deadline: Literal["own_first_card", "opening_lead"] = "own_first_card"
-    """Last moment to mark the king of trumps."""
-    must_trump: bool = True
-    """A player void in the suit led must trump if he can."""
-    vulnerable_vole_points: Literal[2, 3] = 2
-    """Points for a vole won against a vulnerable opponent."""
-    max_points_per_deal: PositiveInt | None = None
-    """Cap on what one player scores in one deal, king points included (None: no cap)."""
-    target: Literal[5, 7, 11] = 5
-    """Points that win the game."""
 
 
 PRESETS: Final[dict[str, dict[str, Any]]] = {

@@ -7,128 +7,38 @@ the current deal.  Never the opponent's hand, the opponent's discards, or the st
 order (only the *number* of cards left in the stock, which is public because the
 number each player takes is).
 
-Observations are plain msgspec Structs with cards in text notation, so the
-protocol sends them as they are.
+The Structs themselves (:class:`~protocol.view.Observation` and the public events)
+are wire types, defined in :mod:`protocol.view`; this module only builds them from
+a rules state, so the protocol sends them as they are.
 """
 
 from __future__ import annotations
-
-from typing import Literal
-
-import msgspec
 
 from arbiter.cards import CARDS, SUIT_CHARS, format_cards
 from arbiter.rules import (
     Event,
     Phase,
-    Rules,
     ScoreReason,
     State,
     format_action,
 )
-
-__all__ = ["EVENT_TYPES", "GameEvent", "Observation", "event_to_struct", "observe"]
-
-
-class _Ev(msgspec.Struct, frozen=True, tag_field="type", forbid_unknown_fields=True):
-    """Base of the public events (tagged by ``type``)."""
-
-
-class DealStarted(_Ev, tag="deal", frozen=True):
-    """A deal began: who deals and the turned-up card."""
-
-    dealer: int
-    turnup: str
-
-
-class Stood(_Ev, tag="stand", frozen=True):
-    """The non-dealer played without proposing."""
-
-    seat: int
-
-
-class Proposed(_Ev, tag="propose", frozen=True):
-    """The non-dealer proposed an exchange."""
-
-    seat: int
-
-
-class Accepted(_Ev, tag="accept", frozen=True):
-    """The dealer accepted the proposal."""
-
-    seat: int
-
-
-class Refused(_Ev, tag="refuse", frozen=True):
-    """The dealer refused the proposal."""
-
-    seat: int
-
-
-class Exchanged(_Ev, tag="exchange", frozen=True):
-    """A player discarded and drew ``count`` cards (which cards is private)."""
-
-    seat: int
-    count: int
-
-
-class Marked(_Ev, tag="mark", frozen=True):
-    """A player marked (announced) the king of trumps, shown as ``card``."""
-
-    seat: int
-    card: str
-
-
-class CardPlayed(_Ev, tag="card", frozen=True):
-    """A card was played to the current trick."""
-
-    seat: int
-    card: str
-
-
-class TrickWon(_Ev, tag="trick", frozen=True):
-    """A player won trick number ``trick`` (1 to 5)."""
-
-    seat: int
-    trick: int
-
-
-class Scored(_Ev, tag="score", frozen=True):
-    """A player scored ``points``; ``reason`` says why."""
-
-    seat: int
-    points: int
-    reason: Literal[
-        "king_turned_up", "king_marked", "point", "point_vulnerable", "vole", "vole_vulnerable"
-    ]
-
-
-GameEvent = (
-    DealStarted
-    | Stood
-    | Proposed
-    | Accepted
-    | Refused
-    | Exchanged
-    | Marked
-    | CardPlayed
-    | TrickWon
-    | Scored
-)
-"""Any public event of a deal."""
-
-EVENT_TYPES = (
-    DealStarted,
-    Stood,
-    Proposed,
+from protocol.view import (
     Accepted,
-    Refused,
-    Exchanged,
-    Marked,
     CardPlayed,
-    TrickWon,
+    DealStarted,
+    Exchanged,
+    GameEvent,
+    Marked,
+    Observation,
+    Proposed,
+    Refused,
     Scored,
+    Stood,
+    TrickWon,
 )
+
+__all__ = ["event_to_struct", "observe"]
+
 
 _REASONS = {r.value: r.name.lower() for r in ScoreReason}
 _PHASE_NAMES = {p: p.name.lower() for p in Phase}
@@ -158,49 +68,6 @@ def event_to_struct(event: tuple[int, int, int]) -> GameEvent:
     if kind == Event.REFUSE:
         return Refused(seat)
     raise ValueError(f"unknown event kind {kind}")
-
-
-class Observation(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Everything one seat may know about the game at one moment (rules section 9)."""
-
-    seat: int
-    """The seat this view belongs to (0 or 1)."""
-    rules: Rules
-    """The rule set in force."""
-    scores: list[int]
-    """Game points of seats 0 and 1."""
-    dealer: int
-    """Seat dealing the current deal."""
-    deal: int
-    """Number of the current deal in this game (1 for the first)."""
-    phase: Literal["deal", "propose", "answer", "discard", "mark", "trick", "game_over"]
-    """What the game waits for."""
-    to_act: int | None
-    """Seat that must act now, if any."""
-    hand: list[str]
-    """This seat's cards, sorted by suit (S H D C) then rank."""
-    turnup: str | None
-    """The turned-up card (its suit is trumps); None before the first deal."""
-    trump: str | None
-    """Trump suit letter."""
-    stock: int
-    """Cards left in the stock."""
-    vulnerable: list[bool]
-    """Whether seats 0 and 1 are vulnerable in this deal."""
-    exchanges: int
-    """Exchanges completed in this deal."""
-    discards: list[list[str]]
-    """This seat's own discards in this deal, one list per exchange."""
-    tricks: list[int]
-    """Tricks won by seats 0 and 1 in this deal."""
-    trick: list[str]
-    """Cards played to the current, unfinished trick, in order."""
-    marked: int | None
-    """Seat that marked the king of trumps this deal, if any."""
-    events: list[GameEvent]
-    """Every public event of the current deal, in order."""
-    legal: list[str]
-    """Legal actions in text notation when this seat must act, else empty."""
 
 
 def observe(state: State, seat: int) -> Observation:

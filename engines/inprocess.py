@@ -12,7 +12,8 @@ import random
 from collections.abc import Callable
 
 from arbiter.rules import Phase, Rules, Seed, State, deck_for, new_game, parse_action
-from arbiter.view import Observation, observe
+from arbiter.view import observe
+from protocol.view import Observation
 
 __all__ = [
     "StatePlayer",

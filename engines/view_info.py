@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from arbiter.cards import FULL_PACK, SUIT_MASKS, Card, card_mask
 from arbiter.rules import HIGHER_IN_SUIT, Rules, parse_action
-from arbiter.view import (
+from protocol.view import (
     Accepted,
     CardPlayed,
     DealStarted,

@@ -7,14 +7,17 @@ here and reused: the arbiter's per-message path is hot.
 
 Strictness (PROTOCOL.md §2.5): what the arbiter *receives* is checked strictly
 (:class:`_FromBotBase` forbids unknown fields), and :func:`decode_from_bot` turns
-any defect into a :class:`ProtocolError` whose text a bot author can act on.  What
+any defect into an :class:`~protocol.faults.InvalidMessage` fault whose text a bot
+author can act on.  What
 the arbiter *sends* may grow: new fields get defaults, and bots must ignore fields
 and message types they do not know (:class:`_ToBotBase` does not forbid them; the
 SDK also drops unknown nested fields).
 
-The game state inside messages reuses :mod:`arbiter.view` unchanged: a request's
-``view`` is the seat's :class:`~arbiter.view.Observation` and an ``event`` notice
-wraps one public event Struct.
+The game state inside messages is defined in :mod:`protocol.view`: a request's
+``view`` is the seat's :class:`~protocol.view.Observation` and an ``event`` notice
+wraps one public event Struct.  The ``forfeit`` message's reason is a
+:class:`~protocol.faults.FaultReason`.  This package imports nothing from the
+arbiter or the engines, so a bot can use it on its own.
 """
 
 from __future__ import annotations
@@ -26,11 +29,10 @@ from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
-from arbiter.rules import Rules
-from arbiter.view import GameEvent, Observation
+from protocol.faults import FaultReason, InvalidMessage
+from protocol.view import GameEvent, Observation, Rules
 
 __all__ = [
-    "FAULT_REASONS",
     "MAX_LINE_BYTES",
     "MAX_NESTING",
     "PROTOCOL_VERSION",
@@ -39,14 +41,12 @@ __all__ = [
     "Deal",
     "DealEnd",
     "EventNotice",
-    "FaultReason",
     "Forfeit",
     "FromBot",
     "GameEnd",
     "Hand",
     "Hello",
     "NewGame",
-    "ProtocolError",
     "Quit",
     "Request",
     "ToBot",
@@ -67,28 +67,6 @@ MAX_NESTING: Final = 16
 Bot messages are flat (one object of strings and integers); the limit is far above
 that and far below the depth at which decoding would exhaust the Python stack.
 """
-
-FaultReason = Literal[
-    "failed_to_start",
-    "no_handshake",
-    "timeout",
-    "disconnected",
-    "invalid_message",
-    "illegal_action",
-    "resource_limit",
-]
-"""The closed list of ways a bot can fault (PROTOCOL.md §6)."""
-
-FAULT_REASONS: Final[tuple[FaultReason, ...]] = (
-    "failed_to_start",
-    "no_handshake",
-    "timeout",
-    "disconnected",
-    "invalid_message",
-    "illegal_action",
-    "resource_limit",
-)
-"""Every :data:`FaultReason`, in the order of the fault table."""
 
 OptionValue = str | int | float | bool | None
 """A value of an engine option from the configuration."""
@@ -285,16 +263,6 @@ _to_bot_decoder: Final[msgspec.json.Decoder[ToBot]] = msgspec.json.Decoder(ToBot
 _any_decoder: Final = msgspec.json.Decoder()
 
 
-class ProtocolError(ValueError):
-    """Raised by :func:`decode_from_bot` for a line that is not a valid bot message.
-
-    The text says precisely what is wrong (it is shown to bot authors).  It is the
-    ``invalid_message`` fault.  Not raised for a well-formed ``action`` whose action
-    is illegal, nor for a reply with the wrong id: those are the referee's business
-    (:class:`arbiter.referee.BadReply`).
-    """
-
-
 def encode(message: ToBot | FromBot) -> bytes:
     """One wire line: the message as compact JSON followed by ``\\n``."""
     return _encoder.encode(message) + b"\n"
@@ -310,21 +278,23 @@ def decode_to_bot(line: bytes | str) -> ToBot:
 
 
 def decode_from_bot(line: bytes) -> FromBot:
-    """Decode one line received from a bot, strictly; raise :class:`ProtocolError` if bad.
+    """Decode one line received from a bot, strictly; raise :class:`InvalidMessage` if bad.
 
     ``line`` may still end with its ``\\n`` (and a ``\\r`` before it).  Beyond the
     types, a line must not nest deeper than :data:`MAX_NESTING`, repeat a key, or
     hold a control character in a string (PROTOCOL.md §2.3).  The fast path is one
     typed decode and two cheap scans; only a failure or a suspect line pays for the
     diagnosis.  No other exception leaves this function for any input that fits in
-    memory: a hostile line is the bot's fault, never an arbiter error.
+    memory: a hostile line is the bot's fault, never an arbiter error.  The exception
+    holds no ``line`` (its text is the whole explanation); a well-formed message that
+    is not the expected one is the referee's business, not this function's.
     """
     if line.endswith(b"\n"):
         line = line[:-1]
     if line.endswith(b"\r"):
         line = line[:-1]
     if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(
+        raise InvalidMessage(
             f"line too long: {len(line)} bytes, the limit is {MAX_LINE_BYTES} bytes"
         )
     try:
@@ -336,7 +306,7 @@ def decode_from_bot(line: bytes) -> FromBot:
         UnicodeDecodeError,
         RecursionError,
     ) as exc:
-        raise ProtocolError(_diagnose_safely(line, exc)) from None
+        raise InvalidMessage(_diagnose_safely(line, exc)) from None
     # The hot path is "action": one comma count and one isprintable() call.  A decoded
     # message is one flat object, so it can only repeat a key if it has more pairs,
     # hence more commas, than its required fields need; isprintable() is false for
@@ -360,13 +330,13 @@ _FORBIDDEN_CHARS: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2
 
 
 def _check_characters(message: FromBot) -> None:
-    """Raise :class:`ProtocolError` naming the first string field with a forbidden character."""
+    """Raise :class:`InvalidMessage` naming the first string field with a forbidden character."""
     for name in message.__struct_fields__:
         value = getattr(message, name)
         if isinstance(value, str) and (m := _FORBIDDEN_CHARS.search(value)) is not None:
             kind = message.__struct_config__.tag
             what = "bidirectional control" if ord(m[0]) > 0x9F else "control character"
-            raise ProtocolError(
+            raise InvalidMessage(
                 f'invalid value at $.{name} in "{kind}" message: {what} '
                 f"U+{ord(m[0]):04X} at index {m.start()} (strings must not contain "
                 "control characters)"
@@ -374,13 +344,13 @@ def _check_characters(message: FromBot) -> None:
 
 
 def _check_duplicate_keys(line: bytes, kind: str) -> None:
-    """Raise :class:`ProtocolError` if the (decoded, flat) object repeats a key."""
+    """Raise :class:`InvalidMessage` if the (decoded, flat) object repeats a key."""
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise ProtocolError(f'duplicate key "{key}" in "{kind}" message')
+                raise InvalidMessage(f'duplicate key "{key}" in "{kind}" message')
             seen.add(key)
         return dict(pairs)
 
@@ -389,9 +359,7 @@ def _check_duplicate_keys(line: bytes, kind: str) -> None:
         # parse_int keeps the stdlib's digit limit out of the way all the same.
         json.loads(line, object_pairs_hook=pairs_hook, parse_int=len)
     except (ValueError, RecursionError) as exc:  # not expected: msgspec accepted it
-        if isinstance(exc, ProtocolError):
-            raise
-        raise ProtocolError(f"malformed JSON: {exc}") from None
+        raise InvalidMessage(f"malformed JSON: {exc}") from None
 
 
 def _nesting_error(line: bytes) -> str | None:
@@ -413,7 +381,7 @@ _DEPTH_STEP: Final = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 def _diagnose_safely(line: bytes, exc: Exception) -> str:
     """:func:`_diagnose`, falling back to the decoder's own text if the diagnosis fails.
 
-    Whatever the line, the caller raises :class:`ProtocolError`: an exception here
+    Whatever the line, the caller raises :class:`InvalidMessage`: an exception here
     would abort the game as an arbiter error, and the bot would never be charged.
     """
     try:

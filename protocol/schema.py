@@ -27,6 +27,18 @@ def build_schema() -> dict[str, Any]:
     (to_bot, from_bot), components = msgspec.json.schema_components(
         [ToBot, FromBot], ref_template="#/$defs/{name}"
     )
+    # An enum of strings (the fault reason) is written inline, like a Literal: the
+    # closed list is the type, and a field does not need a definition of its own.
+    enums = {
+        f"#/$defs/{name}": {"enum": schema["enum"]}
+        for name, schema in components.items()
+        if schema.keys() <= {"title", "description", "enum"}
+    }
+    components = {
+        name: _inline(schema, enums)
+        for name, schema in components.items()
+        if f"#/$defs/{name}" not in enums
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"Écarté arena bot protocol, version {PROTOCOL_VERSION}",
@@ -37,6 +49,18 @@ def build_schema() -> dict[str, Any]:
         "anyOf": [{"$ref": "#/$defs/ToBot"}, {"$ref": "#/$defs/FromBot"}],
         "$defs": {"ToBot": to_bot, "FromBot": from_bot, **dict(sorted(components.items()))},
     }
+
+
+def _inline(node: Any, enums: dict[str, dict[str, Any]]) -> Any:
+    """``node`` with every ``$ref`` to one of ``enums`` replaced by the enum itself."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref in enums and len(node) == 1:
+            return enums[ref]
+        return {key: _inline(value, enums) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item, enums) for item in node]
+    return node
 
 
 def render_schema() -> str:

@@ -18,7 +18,7 @@ from arbiter.check import (
     format_check,
     terminal_safe,
 )
-from arbiter.faults import ArbiterError
+from arbiter.faults import ArbiterError, FaultReason
 
 BOTS = Path(__file__).parent / "bots"
 
@@ -147,3 +147,9 @@ def test_report_counts_never_answered_kinds_when_no_game_failed() -> None:
         "FAIL never answered: discard, mark the king of trumps (in 4 games; try --games more)",
         "1 problem(s) found",
     ]
+
+
+def test_every_fault_reason_has_advice() -> None:
+    """The report's "fix:" line exists for every fault a checked bot can commit."""
+    assert set(arbiter.check.ADVICE) == set(FaultReason)
+    assert all(text and text == text.strip() for text in arbiter.check.ADVICE.values())

@@ -26,7 +26,7 @@ from arbiter.rules import (
     make_rules,
     new_game,
 )
-from arbiter.view import Observation, observe
+from arbiter.view import observe
 from engines import expert_policy
 from engines.ceiling import choose_omniscient, omniscient_player
 from engines.double_dummy import dd_at_least, dd_card_tricks, dd_class, dd_lead
@@ -36,6 +36,7 @@ from engines.inprocess import choose_random, play_inprocess_match, view_player
 from engines.search.strategy import SearchEngine, win_probability
 from engines.utility import trick_utilities
 from engines.view_info import read_view
+from protocol.view import Observation
 
 Chooser = Callable[[Observation, random.Random], str]
 

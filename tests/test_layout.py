@@ -1,10 +1,13 @@
-"""Imports only go downward: the rules core, then the protocol and the engines, then the arbiter.
+"""Imports only go downward: the protocol, the rules core, the engines, then the arbiter.
 
-The rules core (:mod:`arbiter.cards`, :mod:`arbiter.rules`, :mod:`arbiter.view`) is
-pure and imports no other project module; :mod:`protocol` builds on the core only;
-the engines on the core, the protocol and their own shared modules, and an engine's
-package never on another engine's; the arbiter and the protocol never on the engines.
-Imports are read with :mod:`ast` from the source files, those inside functions too.
+:mod:`protocol` is the bottom layer and imports no other project package, so a bot
+can use it without the arbiter; the rules core (:mod:`arbiter.cards`,
+:mod:`arbiter.rules`, :mod:`arbiter.view`) is pure and imports only itself and the
+protocol (for the wire types it builds); the engines build on the protocol, the core
+and their own shared modules, and an engine's package never on another engine's;
+the rest of the arbiter builds on everything below it, and nothing outside the
+engines imports an engine (listed exceptions aside).  Imports are read with
+:mod:`ast` from the source files, those inside functions too.
 """
 
 from __future__ import annotations
@@ -83,20 +86,20 @@ def _engine_package(module: str) -> str | None:
     return None
 
 
-def _violations(check: str) -> list[str]:
+def _violations(check: str, imports: dict[str, set[str]] = IMPORTS) -> list[str]:
     out = []
-    for importer, imported in sorted(IMPORTS.items()):
+    for importer, imported in sorted(imports.items()):
         for target in sorted(imported):
             if (importer, target) in EXCEPTIONS or target == importer:
                 continue
-            if check == "core" and importer in CORE and target not in CORE:
-                out.append(f"{importer} imports {target}: the rules core imports only itself")
+            if check == "core" and importer in CORE and not _within(target, CORE | {"protocol"}):
+                out.append(f"{importer} imports {target}: the rules core builds on protocol only")
             elif (
                 check == "protocol"
-                and importer.startswith("protocol")
-                and not _within(target, CORE | {"protocol"})
+                and _within(importer, {"protocol"})
+                and not _within(target, {"protocol"})
             ):
-                out.append(f"{importer} imports {target}: protocol builds on the rules core only")
+                out.append(f"{importer} imports {target}: protocol imports no other package")
             elif (
                 check == "engines"
                 and importer.startswith("engines")
@@ -109,7 +112,7 @@ def _violations(check: str) -> list[str]:
                     out.append(f"{importer} imports {target}: another engine's package")
             elif (
                 check == "no-engines"
-                and importer.split(".")[0] in ("arbiter", "protocol")
+                and not _within(importer, {"engines"})
                 and _within(target, {"engines"})
             ):
                 out.append(f"{importer} imports {target}: the arbiter must not need the engines")
@@ -128,6 +131,14 @@ def test_the_scan_sees_the_imports() -> None:
     assert "engines.double_dummy" in IMPORTS["engines.search.strategy"]
     assert "engines" in IMPORTS["arbiter.sandbox"]  # imported inside a function
     assert CORE <= IMPORTS.keys() and "engines.search.bot" in IMPORTS
+
+
+def test_the_protocol_check_catches_an_arbiter_import() -> None:
+    """A protocol module importing the arbiter is reported (the check is not vacuous)."""
+    imports = {**IMPORTS, "protocol.messages": IMPORTS["protocol.messages"] | {"arbiter.view"}}
+    assert _violations("protocol", imports) == [
+        "protocol.messages imports arbiter.view: protocol imports no other package"
+    ]
 
 
 def test_every_exception_is_still_needed() -> None:

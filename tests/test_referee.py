@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arbiter.referee import BadReply, Referee, seeded_decks
+from arbiter.faults import BotFault, FaultReason
+from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import Rules, deck_for, make_rules
-from arbiter.view import Proposed
 from engines.random.bot import RandomPlayer
 from protocol.messages import (
     Action,
@@ -30,6 +30,7 @@ from protocol.messages import (
     decode_to_bot,
     encode,
 )
+from protocol.view import Proposed
 
 DOC = Path(__file__).resolve().parents[1] / "PROTOCOL.md"
 TRANSCRIPT_SEED = 808
@@ -289,7 +290,7 @@ def test_bad_reply_is_a_precise_fault_and_changes_nothing(
     ref.notices()
     before = ref.request()
     assert before is not None and before[0] == 1 and before[1].id == 1
-    with pytest.raises(BadReply) as info:
+    with pytest.raises(BotFault) as info:
         ref.submit(1, reply)
     assert (info.value.reason, info.value.detail) == (reason, detail)
     assert ref.request() == before and ref.log == [] and ref.notices() == []
@@ -303,7 +304,7 @@ def test_illegal_card_names_the_rule() -> None:
     assert pending is not None
     seat, request = pending
     assert "KD" not in request.view.hand
-    with pytest.raises(BadReply) as info:
+    with pytest.raises(BotFault) as info:
         ref.submit(seat, Action(id=request.id, action="KD"))
     assert info.value.reason == "illegal_action"
     assert "KD is not in the hand" in info.value.detail
@@ -318,17 +319,21 @@ def test_submit_for_a_seat_not_asked_is_a_runner_bug() -> None:
 def test_forfeit_tells_the_offender_then_ends_the_game() -> None:
     ref = make_referee()
     ref.notices()
-    ref.forfeit(1, "timeout", "no reply to request 1 within 1000 ms")
+    ref.forfeit(1, FaultReason.TIMEOUT, "no reply to request 1 within 1000 ms")
     assert ref.notices() == [
         (
             1,
-            Forfeit(game="demo-1", reason="timeout", detail="no reply to request 1 within 1000 ms"),
+            Forfeit(
+                game="demo-1",
+                reason=FaultReason.TIMEOUT,
+                detail="no reply to request 1 within 1000 ms",
+            ),
         ),
         (0, GameEnd(game="demo-1", winner=0, reason="forfeit", scores=[1, 0])),
     ]
     assert ref.request() is None and ref.over and ref.winner == 0
     assert ref.fault == (1, "timeout", "no reply to request 1 within 1000 ms")
-    ref.forfeit(0, "timeout", "ignored: the game is over")
+    ref.forfeit(0, FaultReason.TIMEOUT, "ignored: the game is over")
     ref.abort()
     assert ref.notices() == [] and ref.end_reason == "forfeit"
 

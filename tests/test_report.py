@@ -31,7 +31,7 @@ def _record(
         deals=[deal],
         scores=scores,
         winner=winner,
-        termination=Termination(reason=reason, offender=offender),  # type: ignore[arg-type]
+        termination=Termination(reason=reason, offender=offender),
     )
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 
 from arbiter.rules import format_action
-from arbiter.view import Observation
 from engines.expert_policy import decide_info
 from engines.view_info import read_view
+from protocol.view import Observation
 
 __all__ = ["choose"]
 

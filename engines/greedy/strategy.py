@@ -13,8 +13,8 @@ import random
 
 from arbiter.cards import KING, SUIT_MASKS, card_list
 from arbiter.rules import DISCARD, MARK, REFUSE, STAND, format_action, legal_cards
-from arbiter.view import Observation
 from engines.view_info import read_view
+from protocol.view import Observation
 
 __all__ = ["choose", "greedy_card"]
 

@@ -71,11 +71,11 @@ from arbiter.rules import (
     new_game,
     reaches_target,
 )
-from arbiter.view import Observation
 from engines.double_dummy import dd_card_tricks, dd_class, dd_lead
 from engines.expert_policy import card_choice, choose_state, decide_info, refuses, stands
 from engines.utility import game_utility, trick_utilities
 from engines.view_info import ViewInfo, read_view
+from protocol.view import Observation
 
 __all__ = [
     "DEFAULT_BUDGET_MS",
