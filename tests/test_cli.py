@@ -295,6 +295,8 @@ def test_run_progress_escapes_what_a_bot_wrote(
     err = capsys.readouterr().err
     assert 'unknown field "\\x1b[2J\\x07\\u202e"' in err
     assert all(ch == "\n" or ch.isprintable() for ch in err), err
+
+
 def test_merge_refuses_shards_of_different_seeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -32,8 +32,9 @@ needs_sandbox = pytest.mark.skipif(
 )
 
 
-def _config(tmp_path: Path, engine: str, *, mode: str, per_move_ms: int = 2000,
-            games: int = 2) -> Path:
+def _config(
+    tmp_path: Path, engine: str, *, mode: str, per_move_ms: int = 2000, games: int = 2
+) -> Path:
     path = tmp_path / "conf" / "t.yaml"
     path.parent.mkdir(exist_ok=True)
     path.write_text(
@@ -292,7 +293,8 @@ def test_kill_9_of_the_arbiter_takes_an_unsandboxed_bot_with_it(
 
     def bots() -> list[int]:
         return [
-            p for p in _with_marker(marker)
+            p
+            for p in _with_marker(marker)
             if bot.encode() in Path(f"/proc/{p}/cmdline").read_bytes()
         ]
 
