@@ -90,7 +90,7 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
-from arbiter.sandbox import SandboxPlan, wrap_command
+from arbiter.sandbox import SandboxPlan, proc_stats, wrap_command
 from protocol.messages import MAX_LINE_BYTES
 
 __all__ = [
@@ -184,24 +184,11 @@ def _killpg(pgid: int, sig: signal.Signals) -> bool:
 
 def _live_group_members(pgid: int) -> list[int]:
     """PIDs in process group ``pgid`` that are not zombies (Linux ``/proc``)."""
-    members = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # no /proc: fall back to "is anyone, zombie or not, left?"
+    if not os.path.isdir("/proc"):  # fall back to "is anyone, zombie or not, left?"
         return [pgid] if _killpg(pgid, signal.Signals(0)) else []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(entry))
-    return members
+    return [
+        pid for pid, state, _, group in proc_stats() if group == pgid and state not in (b"Z", b"X")
+    ]
 
 
 def _load_prctl() -> Callable[..., int] | None:

@@ -48,7 +48,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -62,6 +62,7 @@ __all__ = [
     "guard_arbiter",
     "minimal_env",
     "own_dirs",
+    "proc_stats",
     "reap_escapees",
     "sandbox_enabled",
     "sandbox_unavailable",
@@ -359,23 +360,29 @@ def wrap_command(argv: Sequence[str], cwd: str | None, plan: SandboxPlan) -> lis
     return [*args, "--chdir", start, "--", *argv]
 
 
+_subreaper = False
+"""Whether :func:`guard_arbiter` made this process a child subreaper."""
+
+
 def guard_arbiter() -> list[str]:
     """Make this process non-dumpable and a child subreaper; return what could not be done."""
+    global _subreaper
     missing = []
     if not _prctl(_PR_SET_DUMPABLE, 0):
         missing.append("non-dumpable")
-    if not _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+    if _prctl(_PR_SET_CHILD_SUBREAPER, 1):
+        _subreaper = True
+    else:
         missing.append("child subreaper")
     return missing
 
 
-def _children_of(pid: int) -> list[int]:
-    """PIDs whose parent is ``pid`` (Linux ``/proc``); zombies included."""
-    found = []
+def proc_stats() -> Iterator[tuple[int, bytes, int, int]]:
+    """``(pid, state, ppid, pgrp)`` of every process in Linux ``/proc``; empty without it."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return []
+        return
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -384,10 +391,10 @@ def _children_of(pid: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            found.append(int(entry))
-    return found
+        if len(fields) > 2:
+            yield int(entry), fields[0], int(fields[1]), int(fields[2])
 
 
 def reap_escapees(known: Iterable[int]) -> int:
@@ -398,10 +405,13 @@ def reap_escapees(known: Iterable[int]) -> int:
     outlived it.  Processes the arbiter started (``known``) are left alone; they are
     reaped by whoever waits for them.
     """
+    if not _subreaper:
+        return 0  # orphans go to init: none can be ours
     keep = set(known)
+    me = os.getpid()
     count = 0
-    for pid in _children_of(os.getpid()):
-        if pid in keep:
+    for pid, _, parent, _ in list(proc_stats()):
+        if parent != me or pid in keep:
             continue
         count += 1
         try:

@@ -229,6 +229,34 @@ async def run_tournament(
         )
 
 
+def _choose_seed(
+    config: TournamentConfig,
+    old: dict[str, Any] | None,
+    shard_spec: tuple[int, int] | None,
+    on_event: Callable[[str], None] | None,
+) -> Seed:
+    """The run's seed: the configured one (a short one warns), else the interrupted run's,
+    else a new 128-bit secret nobody can guess (``deck_for`` is keyed by it).
+
+    A drawn seed is kept in ``config.resolved.json`` only, never on a command line.
+    """
+    seed = config.seed
+    if seed is None:
+        if shard_spec is not None:
+            raise TournamentError(
+                "--shard needs a fixed seed shared by all shards: set seed: in the config "
+                "or pass --seed"
+            )
+        recorded = old.get("seed") if old is not None else None
+        seed = recorded if isinstance(recorded, int | str) else secrets.token_hex(16)
+    if on_event is not None and seed_is_short(seed):
+        on_event(
+            f"warning: seed {seed!r} is short: any bot that learns or guesses it can "
+            "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
+        )
+    return seed
+
+
 def engine_commands(
     config: TournamentConfig, base_dir: Path, *, sandboxed: bool, hidden: Sequence[str]
 ) -> dict[str, BotCommand]:
@@ -304,24 +332,8 @@ async def _run_locked(
             old = msgspec.json.decode(resolved_path.read_bytes())
         except msgspec.DecodeError as exc:
             raise TournamentError(f"{resolved_path}: unreadable ({exc})") from None
-    if config.seed is None:
-        if shard_spec is not None:
-            raise TournamentError(
-                "--shard needs a fixed seed shared by all shards: set seed: in the config "
-                "or pass --seed"
-            )
-        # A 128-bit secret nobody can guess (deck_for is keyed by it); resume reuses
-        # the one recorded in config.resolved.json, never a command line.
-        recorded = old.get("seed") if old is not None else None
-        seed = recorded if isinstance(recorded, int | str) else secrets.token_hex(16)
-        config = msgspec.structs.replace(config, seed=seed)
-    assert config.seed is not None
-    run_seed: Seed = config.seed
-    if on_event is not None and seed_is_short(run_seed):
-        on_event(
-            f"warning: seed {run_seed!r} is short: any bot that learns or guesses it can "
-            "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
-        )
+    run_seed = _choose_seed(config, old, shard_spec, on_event)
+    config = msgspec.structs.replace(config, seed=run_seed)
     resolved = _resolved(config, shard_spec)
     reader = JournalReader(journal_path)
     if not resume:
