@@ -20,7 +20,7 @@ import trio
 
 from arbiter.bot import BotCommand, live_pids
 from arbiter.faults import ArbiterError, FaultReason
-from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.rules import make_rules
 from arbiter.sandbox import (
@@ -30,6 +30,7 @@ from arbiter.sandbox import (
     reap_escapees,
     sandbox_enabled,
 )
+from arbiter.session import BotSession
 from protocol.messages import PROTOCOL_VERSION
 
 __all__ = [

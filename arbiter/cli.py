@@ -11,6 +11,7 @@ import shutil
 import signal
 import sys
 import time
+import typing
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -43,7 +44,7 @@ from arbiter.journal import (
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.rules import Seed, seed_sha256
-from arbiter.sandbox import SandboxUnavailable, guard_arbiter
+from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
 from arbiter.tournament import (
@@ -582,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--quiet", action="store_true", help="no progress output")
     t.add_argument(
         "--sandbox",
-        choices=("auto", "on", "off"),
+        choices=typing.get_args(SandboxMode),
         help="run bots in a sandbox: auto (default: where available), on (required), off",
     )
     t.set_defaults(func=cmd_tournament)
@@ -599,7 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true")
     m.add_argument(
         "--sandbox",
-        choices=("auto", "on", "off"),
+        choices=typing.get_args(SandboxMode),
         help="run bots in a sandbox: auto (default: where available), on (required), off",
     )
     m.add_argument(
@@ -618,7 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--handshake-ms", type=int, default=10_000, metavar="MS")
     c.add_argument(
         "--sandbox",
-        choices=("auto", "on", "off"),
+        choices=typing.get_args(SandboxMode),
         help="run bots in a sandbox: auto (default: where available), on (required), off",
     )
     c.set_defaults(func=cmd_check)

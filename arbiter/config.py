@@ -18,6 +18,7 @@ import msgspec
 import yaml
 
 from arbiter.rules import Rules, RulesError, Seed, make_rules
+from arbiter.sandbox import SandboxMode
 from arbiter.schedule import Format
 
 __all__ = [
@@ -96,13 +97,17 @@ class TimeControl(_Strict, frozen=True):
     """Deadline for the handshake (bot start-up included)."""
 
 
+FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
+"""The fault policies (README "Faults"; :mod:`arbiter.game` carries them out)."""
+
+
 class FaultPolicy(_Strict, frozen=True):
     """What a bot's fault costs."""
 
-    policy: Literal["forfeit_game", "forfeit_match", "random_substitute"] = "forfeit_game"
+    policy: FaultPolicyName = "forfeit_game"
     """forfeit_game: the offender loses the game and is restarted; forfeit_match: it loses
     the rest of its games against that opponent; random_substitute: a random legal action is
-    played for it and the game is marked corrupted."""
+    played for it, the game is marked corrupted and the offender still loses it."""
     withdraw_after: Positive = 3
     """Faults in a row after which an engine is withdrawn from the rest of the run."""
 
@@ -130,7 +135,7 @@ class TournamentConfig(_Strict, frozen=True):
     time_control: TimeControl = msgspec.field(default_factory=TimeControl)
     faults: FaultPolicy = msgspec.field(default_factory=FaultPolicy)
     limits: Limits = msgspec.field(default_factory=Limits)
-    sandbox: Literal["auto", "on", "off"] = "auto"
+    sandbox: SandboxMode = "auto"
     """Run each bot process in a sandbox (bubblewrap): ``auto`` where the machine allows
     it (with a warning otherwise), ``on`` (refuse to run without), ``off``."""
     isolate_deals: bool = True

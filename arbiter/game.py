@@ -2,74 +2,44 @@
 
 The async code here only moves lines and measures time: the pure
 :class:`~arbiter.referee.Referee` decides what each seat is told and whether a
-reply is acceptable.  Every way a bot can fail ends in a fault with one reason
-(:mod:`arbiter.faults`); the fault policy decides what it costs:
+reply is acceptable, and keeps the deal records.  :func:`play_game` is three steps:
+start both seats (:class:`~arbiter.session.BotSession`), the exchange loop (an
+:class:`_Outbox` batches notices, a :class:`_FaultPolicy` decides what a fault
+costs), and :func:`_game_record`, the one place a :class:`GameRecord` is built.
+
+Every way a bot can fail ends in a fault with one reason (:mod:`arbiter.faults`);
+the fault policy decides what happens next:
 
 ``forfeit_game``       the offender loses the game (the default);
 ``forfeit_match``      the same here; the tournament also scores its remaining games
                        against that opponent as forfeits;
 ``random_substitute``  the arbiter plays a random legal action for the offender for
-                       the rest of the game, which is marked ``corrupted``.
-
-A :class:`BotSession` is one engine's process kept alive across games; after a
-fault it is stopped (the offender is told why first) and started afresh for its
-next game.
+                       the rest of the game, which is marked ``corrupted``; the
+                       offender still loses (the played-out score stays in the record).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal
 
-import msgspec
 import trio
 
-from arbiter.bot import Bot, BotCommand, Limits, open_bot
-from arbiter.cards import CARDS
-from arbiter.faults import ArbiterError, BotFault, FaultReason, InvalidMessage, NoHandshake
-from arbiter.record import (
-    ActionRecord,
-    DealRecord,
-    EngineInfo,
-    GameRecord,
-    Termination,
-    TerminationReason,
-)
+from arbiter.config import FaultPolicyName
+from arbiter.faults import ArbiterError, BotFault
+from arbiter.record import DealRecord, EngineInfo, GameRecord, Termination, TerminationReason
 from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
-from protocol.messages import (
-    PROTOCOL_VERSION,
-    Action,
-    BotHello,
-    DealEnd,
-    Forfeit,
-    Hello,
-    Quit,
-    ToBot,
-    decode_from_bot,
-    encode,
-)
-from protocol.messages import Deal as DealNotice
+from arbiter.session import BotSession
+from protocol.messages import Action, Forfeit, decode_from_bot, encode
 
-__all__ = ["BotSession", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
+__all__ = ["FaultPolicyName", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
 
 NOTICE_TIMEOUT = 5.0
 """Seconds a bot has to take in a batch of notices (it should read stdin promptly)."""
-QUIT_GRACE = 2.0
-"""Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
-TERM_GRACE = 1.0
-"""Seconds between SIGTERM and SIGKILL to the bot's process group (PROTOCOL.md §3.9.2)."""
-
-_CRASH_REASONS = (FaultReason.DISCONNECTED, FaultReason.NO_HANDSHAKE, FaultReason.RESOURCE_LIMIT)
-"""Faults whose record quotes the end of the bot's stderr (usually the error it died of)."""
-
-FaultPolicyName = Literal["forfeit_game", "forfeit_match", "random_substitute"]
-_QUIT_LINE = encode(Quit()).rstrip(b"\n")
 
 
 @dataclass(frozen=True)
@@ -86,155 +56,6 @@ class TimeSettings:
     """Slack beyond the limit before a timeout is declared."""
     handshake_ms: int = 10_000
     """Deadline for start-up and the handshake."""
-
-
-class BotSession:
-    """One engine's bot process, started on demand and reused across games."""
-
-    def __init__(
-        self,
-        name: str,
-        command: BotCommand,
-        nursery: trio.Nursery,
-        *,
-        options: dict[str, Any] | None = None,
-        log_path: Path | None = None,
-        limits: Limits | None = None,
-        handshake_ms: int = 10_000,
-        grace_s: float = QUIT_GRACE,
-        term_grace_s: float = TERM_GRACE,
-    ) -> None:
-        self.name = name
-        """Engine name in the tournament."""
-        self.command = command
-        self.options = options or {}
-        self.log_path = log_path
-        self.limits = limits
-        self.handshake_ms = handshake_ms
-        self.grace_s = grace_s
-        """Seconds the process has to exit after ``quit`` (or stdin closed) when stopped."""
-        self.term_grace_s = term_grace_s
-        """Seconds after SIGTERM before the process group is killed."""
-        self.info = EngineInfo(name=name)
-        """What the bot said of itself in its last handshake."""
-        self.bot: Bot | None = None
-        """The running process, if any."""
-        self.next_request_id = 1
-        """Request ids increase across the games of one process."""
-        self.last_stderr = b""
-        """The end of the stderr of the last process stopped (to explain a crash)."""
-        self.deal_sets_seen: set[int] = set()
-        """Deal sets this process has played: it is never shown one twice."""
-        self.nursery = nursery
-        """Where the process-holding task runs."""
-        self._release: trio.Event | None = None
-        self._done: trio.Event | None = None
-
-    @property
-    def alive(self) -> bool:
-        """Whether a healthy process is running."""
-        return self.bot is not None and self.bot.fault is None and self.bot.returncode is None
-
-    async def ensure_started(self) -> Bot:
-        """Start the process and do the handshake if it is not running; raise a BotFault."""
-        if self.alive:
-            assert self.bot is not None
-            return self.bot
-        await self.stop()
-        # The process lives in a task of its own (in the caller's nursery) so that
-        # sessions can be stopped in any order: nurseries in one task must close LIFO.
-        done = trio.Event()
-        release = trio.Event()
-        self._release, self._done = release, done
-        try:
-            bot: Bot = await self.nursery.start(self._hold, release, done)
-        except BaseExceptionGroup as group:
-            # nursery.start may wrap the holder's early failure in a group.
-            fault = group.subgroup(BotFault)
-            if fault is not None and len(fault.exceptions) == 1:
-                raise fault.exceptions[0] from None
-            raise
-        self.bot = bot
-        self.deal_sets_seen = set()
-        try:
-            await self._handshake(bot)
-        except BaseException:
-            await self.stop()
-            raise
-        return bot
-
-    async def _hold(
-        self, release: trio.Event, done: trio.Event, *, task_status: Any = trio.TASK_STATUS_IGNORED
-    ) -> None:
-        started = False
-        try:
-            async with open_bot(
-                self.command,
-                name=self.name,
-                log_path=self.log_path,
-                limits=self.limits,
-                quit_line=_QUIT_LINE,
-                grace=self.grace_s,
-                term_grace=self.term_grace_s,
-            ) as bot:
-                task_status.started(bot)
-                started = True
-                await release.wait()
-        except BotFault:
-            if not started:
-                raise  # FailedToStart: reaches ensure_started through nursery.start
-            # A fault while stopping: the process is reaped all the same.
-        finally:
-            done.set()
-
-    async def _handshake(self, bot: Bot) -> None:
-        self.next_request_id = 1
-        hello = encode(Hello(options=self.options)).rstrip(b"\n")
-        try:
-            line, _ = await bot.request(hello, timeout=self.handshake_ms / 1000)
-        except BotFault as exc:
-            if exc.reason == FaultReason.TIMEOUT:
-                raise NoHandshake(f"no hello within {self.handshake_ms} ms of starting") from None
-            raise
-        try:
-            msg = decode_from_bot(line)
-        except InvalidMessage as exc:
-            raise InvalidMessage(f"handshake: {exc.detail}", line=line) from None
-        if not isinstance(msg, BotHello):
-            raise InvalidMessage('handshake: expected a "hello" message', line=line)
-        if msg.protocol != PROTOCOL_VERSION:
-            raise InvalidMessage(
-                f"handshake: bot speaks protocol {msg.protocol}, the arbiter speaks "
-                f"{PROTOCOL_VERSION}",
-                line=line,
-            )
-        self.info = EngineInfo(
-            name=self.name, bot_name=msg.name, author=msg.author, version=msg.version
-        )
-
-    async def tell(self, message: ToBot) -> None:
-        """Best-effort last notice (a forfeit) to the bot, even after a fault."""
-        if self.bot is not None:
-            await self.bot.send_farewell(encode(message).rstrip(b"\n"))
-
-    async def stop(self) -> None:
-        """Stop the process (quit, then escalating signals) and wait until it is reaped."""
-        release, done, bot = self._release, self._done, self.bot
-        self._release = self._done = None
-        self.bot = None
-        if release is not None and done is not None:
-            release.set()
-            with trio.CancelScope(shield=True):
-                await done.wait()
-        if bot is not None:
-            self.last_stderr = bot.stderr_tail
-
-    def stderr_hint(self) -> str:
-        """The last line the stopped process wrote to stderr, for a fault's detail."""
-        lines = [ln for ln in self.last_stderr.splitlines() if ln.strip()]
-        if not lines:
-            return ""
-        return "; its stderr ends: " + lines[-1][-200:].decode("utf-8", "replace").strip()
 
 
 @dataclass(frozen=True)
@@ -256,12 +77,92 @@ class GameSpec:
     """Start a fresh process for a bot that has already played this game's deals."""
 
 
-@dataclass
-class _Deal:
-    number: int
-    dealer: int
-    deck: list[str]
-    actions: list[ActionRecord] = field(default_factory=list)
+class _FaultPolicy:
+    """What a fault costs in this game: the first one is the game's; the policy decides
+    whether the game ends (a forfeit) or the arbiter plays on for the offender."""
+
+    def __init__(self, policy: FaultPolicyName, ref: Referee, rng: random.Random) -> None:
+        self.policy = policy
+        self.ref = ref
+        self.rng = rng
+        self.first: tuple[int, BotFault, bytes | None] | None = None
+        """``(seat, fault, offending line)`` of the first fault, if any."""
+        self.substitute = [False, False]
+        """Seats the arbiter plays for (``random_substitute``)."""
+
+    @property
+    def corrupted(self) -> bool:
+        """Whether the arbiter played any action for a faulted seat."""
+        return self.substitute[0] or self.substitute[1]
+
+    def charge(self, seat: int, fault: BotFault, line: bytes | None) -> None:
+        """Charge ``fault`` (with the line that caused it, if any) to ``seat``."""
+        if self.first is None:
+            self.first = (seat, fault, line)
+        if self.policy == "random_substitute":
+            self.substitute[seat] = True
+        else:
+            self.ref.forfeit(seat, fault.reason, fault.detail)
+
+    def play_for(self, seat: int) -> bool:
+        """Play the pending request of ``seat`` if the arbiter stands in for it."""
+        if not self.substitute[seat]:
+            return False
+        pending = self.ref.request()
+        assert pending is not None and pending[0] == seat
+        req = pending[1]
+        choice = self.rng.choice(req.legal)
+        self.ref.submit(seat, Action(id=req.id, action=choice), substituted=True)
+        return True
+
+
+class _Outbox:
+    """The referee's notices on their way to the bots, batched per seat.
+
+    Each seat's notices go out in one write (one syscall, one checkpoint); the seat
+    asked next gets its notices in the same write as its request.  A public notice goes
+    to both seats as one object, so it is encoded once.
+    """
+
+    def __init__(self, sessions: tuple[BotSession, BotSession], faults: _FaultPolicy) -> None:
+        self.sessions = sessions
+        self.faults = faults
+        self.held: list[list[bytes]] = [[], []]
+        """Notices kept back to go out with the same seat's next request."""
+
+    async def flush(self, ref: Referee) -> None:
+        """Send everything the referee has queued; a fault while sending is charged."""
+        # Until the referee has nothing more: a fault found while sending queues more
+        # notices (the forfeit's game_end for the other bot).
+        while batch := ref.notices():
+            outgoing: tuple[list[bytes], list[bytes]] = ([], [])
+            wire: dict[int, bytes] = {}
+            for seat, msg in batch:
+                if isinstance(msg, Forfeit):
+                    continue  # told just before the bot is stopped
+                data = wire.get(id(msg))
+                if data is None:
+                    data = wire[id(msg)] = encode(msg)[:-1]
+                outgoing[seat].append(data)
+            upcoming = ref.pending_seat
+            for seat in (0, 1):
+                lines, self.held[seat] = self.held[seat] + outgoing[seat], []
+                bot = self.sessions[seat].bot
+                if not lines or self.faults.substitute[seat] or bot is None or bot.fault:
+                    continue
+                if upcoming == seat:
+                    self.held[seat] = lines
+                    continue
+                try:
+                    await bot.send_many(lines, deadline=trio.current_time() + NOTICE_TIMEOUT)
+                except BotFault as exc:
+                    if not ref.over:
+                        self.faults.charge(seat, exc, exc.line)
+
+    def take(self, seat: int) -> list[bytes]:
+        """The notices held back for ``seat``'s next request."""
+        lines, self.held[seat] = self.held[seat], []
+        return lines
 
 
 def _line_text(line: bytes | None) -> str | None:
@@ -280,32 +181,25 @@ async def play_game(
 
     ``sessions[i]`` plays seat ``i``.  Returns the finished :class:`GameRecord`.
     A bot that faulted is stopped (after being told why) and will be restarted by
-    :meth:`BotSession.ensure_started` for its next game.
+    :meth:`BotSession.ensure_started` for its next game.  An error of the arbiter
+    itself aborts the game unrecorded (:class:`~arbiter.faults.ArbiterError`).
     """
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
+    fault = await _start_seats(spec, sessions)
+    if fault is not None:
+        seat, exc = fault
+        return unplayed_record(
+            spec,
+            seat,
+            exc.reason.value,
+            sessions[seat].explain(exc),
+            line=exc.line,
+            info=[sessions[0].info, sessions[1].info],
+            started=started,
+            seconds=round(time.monotonic() - t0, 3),
+        )
     tm = spec.time
-    # Start both bots; a bot that cannot start or handshake forfeits the game unplayed.
-    for seat in (0, 1):
-        if spec.isolate_deals and spec.deal_set in sessions[seat].deal_sets_seen:
-            # The same deals again (the other game of a duplicate pair, or another
-            # pairing): a fresh process, so that no bot can remember the cards.
-            await sessions[seat].stop()
-        try:
-            await sessions[seat].ensure_started()
-        except BotFault as fault:
-            hint = sessions[seat].stderr_hint() if fault.reason.value in _CRASH_REASONS else ""
-            return unplayed_record(
-                spec,
-                seat,
-                fault.reason.value,
-                fault.detail + hint,
-                line=fault.line,
-                info=[sessions[0].info, sessions[1].info],
-                started=started,
-                seconds=round(time.monotonic() - t0, 3),
-            )
-
     ref = Referee(
         rules=spec.rules,
         names=(
@@ -323,147 +217,119 @@ async def play_game(
         # Request ids keep increasing across the games of a bot process.
         first_request_ids=(sessions[0].next_request_id, sessions[1].next_request_id),
     )
-    deals: list[_Deal] = []
-    finished: list[DealRecord] = []
-    corrupted = False
-    substitute = [False, False]
     rng = random.Random(f"ecarte-substitute/{spec.seed}/{spec.game_id}")
-    fault_info: tuple[int, BotFault, bytes | None] | None = None
-
-    def charge(seat: int, exc: BotFault, line: bytes | None) -> None:
-        nonlocal fault_info, corrupted
-        if fault_info is None:
-            fault_info = (seat, exc, line)
-        if spec.fault_policy == "random_substitute":
-            substitute[seat] = True
-            corrupted = True
-        else:
-            ref.forfeit(seat, exc.reason, exc.detail)
-
-    # Notices kept back to go out with the same seat's next request.
-    held: list[list[bytes]] = [[], []]
+    faults = _FaultPolicy(spec.fault_policy, ref, rng)
     try:
-        while True:
-            # Until the outbox is empty: a fault found while sending queues more notices
-            # (the forfeit's game_end for the other bot).
-            while batch := ref.notices():
-                outgoing: tuple[list[bytes], list[bytes]] = ([], [])
-                wire: dict[int, bytes] = {}
-                for seat, msg in batch:
-                    if seat == 0 and isinstance(msg, DealNotice):
-                        deck = ref.decks[msg.deal - 1]
-                        deals.append(_Deal(msg.deal, msg.dealer, [str(CARDS[c]) for c in deck]))
-                    elif seat == 0 and isinstance(msg, DealEnd):
-                        d = deals[-1]
-                        finished.append(
-                            DealRecord(
-                                number=d.number,
-                                dealer=d.dealer,
-                                deck=d.deck,
-                                actions=d.actions,
-                                tricks=msg.tricks,
-                                points=msg.points,
-                            )
-                        )
-                    if not isinstance(msg, Forfeit):  # told just before the bot is stopped
-                        # Public notices go to both seats as one object: encode it once.
-                        data = wire.get(id(msg))
-                        if data is None:
-                            data = wire[id(msg)] = encode(msg)[:-1]
-                        outgoing[seat].append(data)
-                # Each seat's notices go out in one write: one syscall, one checkpoint.
-                # The seat asked next gets its notices in the same write as its request.
-                upcoming = ref.pending_seat
-                for seat in (0, 1):
-                    lines, held[seat] = held[seat] + outgoing[seat], []
-                    bot = sessions[seat].bot
-                    if not lines or substitute[seat] or bot is None or bot.fault:
-                        continue
-                    if upcoming == seat:
-                        held[seat] = lines
-                        continue
-                    try:
-                        await bot.send_many(lines, deadline=trio.current_time() + NOTICE_TIMEOUT)
-                    except BotFault as exc:
-                        if not ref.over:
-                            charge(seat, exc, exc.line)
-            pending = ref.request()
-            if pending is None:
-                break
-            seat, req = pending
-            if substitute[seat]:
-                choice = rng.choice(req.legal)
-                ref.submit(seat, Action(id=req.id, action=choice))
-                deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], 0.0, True))
-                continue
-            session = sessions[seat]
-            bot = session.bot
-            assert bot is not None
-            limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
-            line: bytes | None = None
-            try:
-                preceding, held[seat] = held[seat], []
-                line, elapsed = await bot.request(
-                    encode(req)[:-1], timeout=limit_ms / 1000, preceding=preceding
-                )
-                ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
-            except BotFault as exc:
-                # The decoder's and the referee's faults hold no line: it is here.
-                charge(seat, exc, line if exc.line is None else exc.line)
-                continue
-            if ref.clocks is not None and tm.increment_ms:
-                ref.clocks[seat] += tm.increment_ms
-            deals[-1].actions.append(ActionRecord(seat, ref.log[-1][1], round(elapsed * 1000, 3)))
-
+        await _exchange(ref, sessions, faults, tm)
     except Exception as exc:
         # A bug of the arbiter, not of a bot: the game is aborted, no one is blamed,
         # and nothing is recorded (a resumed run plays it again).
         ref.abort()
         for seat, msg in ref.notices():
-            bot = sessions[seat].bot
-            if bot is not None:
-                await bot.send_farewell(encode(msg).rstrip(b"\n"))
+            await sessions[seat].tell(msg)
         for session in sessions:
             await session.stop()
         raise ArbiterError(f"game {spec.game_id} aborted by an arbiter error: {exc!r}") from exc
     sessions[0].next_request_id, sessions[1].next_request_id = ref.next_request_ids
     for session in sessions:
         session.deal_sets_seen.add(spec.deal_set)
-    # A game cut short by a forfeit: record the unfinished deal as it stood.
-    if deals and len(finished) < len(deals):
-        d = deals[-1]
-        st = ref.state
-        finished.append(
-            DealRecord(
-                number=d.number,
-                dealer=d.dealer,
-                deck=d.deck,
-                actions=d.actions,
-                tricks=list(st.tricks),
-                points=list(st.deal_points),
-            )
-        )
 
     termination = Termination(reason="normal")
-    if fault_info is not None:
-        seat, cause, bad_line = fault_info
-        reason, detail = cause.reason, cause.detail
+    winner = ref.winner if ref.winner is not None else ref.state.winner
+    assert winner is not None  # the game is over: by the rules or by a forfeit
+    if faults.first is not None:
+        seat, cause, bad_line = faults.first
+        if not faults.corrupted:
+            await sessions[seat].tell(
+                Forfeit(game=str(spec.game_id), reason=cause.reason, detail=cause.detail)
+            )
+        await sessions[seat].stop()
         termination = Termination(
-            reason=reason.value,  # plain text, as in a record read back from disk
+            reason=cause.reason.value,  # plain text, as in a record read back from disk
             offender=seat,
-            detail=detail,
+            detail=sessions[seat].explain(cause),
             line=_line_text(bad_line),
         )
-        if not corrupted:
-            await sessions[seat].tell(Forfeit(game=str(spec.game_id), reason=reason, detail=detail))
-        await sessions[seat].stop()
-        if reason in _CRASH_REASONS:
-            termination = msgspec.structs.replace(
-                termination, detail=detail + sessions[seat].stderr_hint()
-            )
+        winner = 1 - seat  # under every policy, the offender loses
         if on_event is not None:
-            on_event(f"game {spec.game_id}: {spec.engines[seat]} faulted: {reason}: {detail}")
-    winner = ref.winner if ref.winner is not None else ref.state.winner
+            on_event(
+                f"game {spec.game_id}: {spec.engines[seat]} faulted: {cause.reason}: {cause.detail}"
+            )
+    return _game_record(
+        spec,
+        deals=ref.deal_records(),
+        scores=list(ref.state.scores),
+        winner=winner,
+        termination=termination,
+        corrupted=faults.corrupted,
+        info=[sessions[0].info, sessions[1].info],
+        started=started,
+        seconds=round(time.monotonic() - t0, 3),
+    )
+
+
+async def _start_seats(
+    spec: GameSpec, sessions: tuple[BotSession, BotSession]
+) -> tuple[int, BotFault] | None:
+    """Start both seats' processes; the first that cannot start or handshake, if any."""
+    for seat in (0, 1):
+        if spec.isolate_deals and spec.deal_set in sessions[seat].deal_sets_seen:
+            # The same deals again (the other game of a duplicate pair, or another
+            # pairing): a fresh process, so that no bot can remember the cards.
+            await sessions[seat].stop()
+        try:
+            await sessions[seat].ensure_started()
+        except BotFault as fault:
+            return seat, fault
+    return None
+
+
+async def _exchange(
+    ref: Referee,
+    sessions: tuple[BotSession, BotSession],
+    faults: _FaultPolicy,
+    tm: TimeSettings,
+) -> None:
+    """Send notices and requests and submit replies until the game is over."""
+    outbox = _Outbox(sessions, faults)
+    while True:
+        await outbox.flush(ref)
+        pending = ref.request()
+        if pending is None:
+            return
+        seat, req = pending
+        if faults.play_for(seat):
+            continue
+        bot = sessions[seat].bot
+        assert bot is not None
+        limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
+        line: bytes | None = None
+        try:
+            line, elapsed = await bot.request(
+                encode(req)[:-1], timeout=limit_ms / 1000, preceding=outbox.take(seat)
+            )
+            ref.submit(seat, decode_from_bot(line), elapsed_ms=elapsed * 1000)
+        except BotFault as exc:
+            # The decoder's and the referee's faults hold no line: it is here.
+            faults.charge(seat, exc, line if exc.line is None else exc.line)
+            continue
+        if ref.clocks is not None and tm.increment_ms:
+            ref.clocks[seat] += tm.increment_ms
+
+
+def _game_record(
+    spec: GameSpec,
+    *,
+    deals: list[DealRecord],
+    scores: list[int],
+    winner: int,
+    termination: Termination,
+    info: Sequence[EngineInfo],
+    started: str,
+    seconds: float,
+    corrupted: bool = False,
+) -> GameRecord:
+    """The record of a game of ``spec`` (the one place a :class:`GameRecord` is built)."""
     return GameRecord(
         game_id=spec.game_id,
         engines=list(spec.engines),
@@ -472,14 +338,14 @@ async def play_game(
         seed_sha256=seed_sha256(spec.seed),
         first_dealer=spec.first_dealer,
         rules=spec.rules,
-        deals=finished,
-        scores=list(ref.state.scores),
+        deals=deals,
+        scores=scores,
         winner=winner,
         termination=termination,
         corrupted=corrupted,
-        info=[sessions[0].info, sessions[1].info],
+        info=list(info),
         started=started,
-        seconds=round(time.monotonic() - t0, 3),
+        seconds=seconds,
     )
 
 
@@ -495,14 +361,8 @@ def unplayed_record(
     seconds: float = 0.0,
 ) -> GameRecord:
     """The record of a game lost by ``offender`` before it began (no deal was played)."""
-    return GameRecord(
-        game_id=spec.game_id,
-        engines=list(spec.engines),
-        pair_id=spec.pair_id,
-        deal_set=spec.deal_set,
-        seed_sha256=seed_sha256(spec.seed),
-        first_dealer=spec.first_dealer,
-        rules=spec.rules,
+    return _game_record(
+        spec,
         deals=[],
         scores=[0, 0],
         winner=1 - offender,

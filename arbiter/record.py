@@ -151,9 +151,10 @@ def rereferee(record: GameRecord) -> State:
     Checks every deal's number and dealer, every deck, every action's legality and
     seat, each deal's tricks and points, and the end: a normally ended game must be
     over with the recorded scores and winner; a game lost by a fault must name the
-    offender and, unless the arbiter played on for it (``corrupted``), be won by the
-    other seat with the scores reached so far.  It does not check that the decks are
-    the ones the schedule's seed deals (see :func:`check_decks`).
+    offender and be won by the other seat, with the scores reached so far (or, if the
+    arbiter played on for the offender, ``corrupted``, the scores of the finished game).
+    It does not check that the decks are the ones the schedule's seed deals (see
+    :func:`check_decks`).
     """
     st = new_game(record.rules, record.first_dealer)
     for n, deal in enumerate(record.deals, 1):
@@ -190,22 +191,30 @@ def rereferee(record: GameRecord) -> State:
             raise RecordError("the record ends normally but names an offender or substitutes")
         if not st.is_over():
             raise RecordError(f"the record ends {end.reason} but the game is not over")
-        if st.scores != record.scores or st.winner != record.winner:
+        # A corrupted game was played out for the offender, who loses all the same.
+        winner = st.winner if end.reason == "normal" else _loser_beaten(end.offender)
+        if st.scores != record.scores or record.winner != winner:
             raise RecordError(
-                f"final scores {st.scores} winner {st.winner}, record says "
+                f"final scores {st.scores} winner {winner}, record says "
                 f"{record.scores} winner {record.winner}"
             )
         return st
     # A forfeit: the game stopped where the offender faulted.
-    if end.offender not in (0, 1):
-        raise RecordError(f"the record ends {end.reason} but names no offender seat")
-    if record.winner != 1 - end.offender:
+    winner = _loser_beaten(end.offender)
+    if record.winner != winner:
         raise RecordError(
             f"seat {end.offender} forfeited ({end.reason}), record says seat {record.winner} won"
         )
     if st.scores != record.scores:
         raise RecordError(f"scores {st.scores} at the forfeit, record says {record.scores}")
     return st
+
+
+def _loser_beaten(offender: int | None) -> int:
+    """The winner of a game that ``offender`` lost by a fault."""
+    if offender not in (0, 1):
+        raise RecordError("the record ends by a fault but names no offender seat")
+    return 1 - offender
 
 
 def check_decks(record: GameRecord, seed: Seed) -> None:

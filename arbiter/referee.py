@@ -41,7 +41,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from arbiter.cards import CARDS
 from arbiter.faults import FaultReason, IllegalAction, InvalidMessage
+from arbiter.record import ActionRecord, DealRecord
 from arbiter.rules import (
     ActionError,
     Event,
@@ -118,6 +120,10 @@ class Referee:
         """Why the game ended, once it has."""
         self.fault: tuple[int, FaultReason, str] | None = None
         """``(seat, reason, detail)`` of the fault that ended the game, if any."""
+        self._finished_deals: list[DealRecord] = []
+        # The deal under way: its record is built when it ends (or the game does).
+        self._deal_actions: list[ActionRecord] = []
+        self._deal_head: tuple[int, int, list[str]] | None = None  # number, dealer, deck
         self._deck_source = decks
         # One counter per seat: a shared one would let a seat count the opponent's
         # requests, e.g. a silent no-mark that reveals an unmarked king.
@@ -167,6 +173,13 @@ class Referee:
         """The seat a decision is pending from (cheaper than :meth:`request`)."""
         return None if self._pending is None else self._pending[0]
 
+    def deal_records(self) -> list[DealRecord]:
+        """Every deal so far for the game record; a deal cut short by a forfeit as it stood."""
+        deals = list(self._finished_deals)
+        if self._deal_head is not None:
+            deals.append(self._deal_record(self._deal_head))
+        return deals
+
     def notices(self) -> list[tuple[int, ToBot]]:
         """Take the queued notices, in the order they must be sent."""
         out, self._outbox = self._outbox, []
@@ -188,11 +201,15 @@ class Referee:
 
     # -- what the runner tells it ---------------------------------------------------------
 
-    def submit(self, seat: int, message: FromBot, elapsed_ms: int = 0) -> None:
+    def submit(
+        self, seat: int, message: FromBot, elapsed_ms: float = 0.0, *, substituted: bool = False
+    ) -> None:
         """Check and apply ``seat``'s reply to the pending request.
 
         ``elapsed_ms`` (from starting to send the request to receiving the reply) is
-        charged to the seat's clock if there is one.  Raises
+        charged to the seat's clock if there is one (whole milliseconds, rounded down)
+        and kept in the deal record; ``substituted`` marks an action the runner chose
+        for a faulted seat (fault policy ``random_substitute``).  Raises
         :class:`~arbiter.faults.InvalidMessage` for a reply that is not an ``action`` or
         has a stale or mismatched ``id``, :class:`~arbiter.faults.IllegalAction` for
         action text that is not valid notation or not legal now (the state is unchanged
@@ -203,7 +220,7 @@ class Referee:
             raise RuntimeError(f"submit for seat {seat}; pending request: {self._pending}")
         rid = self._pending[1]
         if self.clocks is not None:
-            self.clocks[seat] = max(0, self.clocks[seat] - elapsed_ms)
+            self.clocks[seat] = max(0, self.clocks[seat] - int(elapsed_ms))
         if not isinstance(message, Action):
             raise InvalidMessage(
                 f'expected an "action" message answering request {rid}, '
@@ -219,7 +236,9 @@ class Referee:
         except (ActionError, IllegalActionError) as exc:
             raise IllegalAction(str(exc)) from None
         self._pending = None
-        self.log.append((seat, format_action(action)))
+        text = format_action(action)
+        self.log.append((seat, text))
+        self._deal_actions.append(ActionRecord(seat, text, round(elapsed_ms, 3), substituted))
         self._advance()
 
     def forfeit(self, seat: int, reason: FaultReason, detail: str) -> None:
@@ -272,6 +291,9 @@ class Referee:
                     scores=list(state.scores),
                 )
                 out += [(0, end), (1, end)]
+                if self._deal_head is not None:
+                    self._finished_deals.append(self._deal_record(self._deal_head))
+                    self._deal_head = None
             if state.phase == Phase.GAME_OVER:
                 self.winner = state.winner
                 self.end_reason = "target"
@@ -287,6 +309,8 @@ class Referee:
             self.decks.append(deck)
             before = list(state.scores)  # a turned-up king scores inside state.deal()
             state.deal(deck)
+            self._deal_head = (state.deal_number, state.dealer, [str(CARDS[c]) for c in deck])
+            self._deal_actions = []
             self._events_sent = 0
             for seat in (0, 1):
                 view = observe(state, seat)
@@ -303,6 +327,18 @@ class Referee:
                         ),
                     )
                 )
+
+    def _deal_record(self, head: tuple[int, int, list[str]]) -> DealRecord:
+        number, dealer, deck = head
+        st = self.state
+        return DealRecord(
+            number=number,
+            dealer=dealer,
+            deck=deck,
+            actions=self._deal_actions,
+            tricks=list(st.tricks),
+            points=list(st.deal_points),
+        )
 
     def _flush_events(self) -> None:
         """Queue every new public event for both seats (plus ``hand`` after an exchange)."""

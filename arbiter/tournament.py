@@ -42,7 +42,7 @@ from arbiter.bot import BotCommand, live_pids
 from arbiter.bot import Limits as BotLimits
 from arbiter.config import TournamentConfig, engine_argv
 from arbiter.faults import ArbiterError
-from arbiter.game import BotSession, GameSpec, TimeSettings, play_game, unplayed_record
+from arbiter.game import GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import (
     Journal,
     JournalError,
@@ -57,6 +57,7 @@ from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
 from arbiter.schedule import ScheduledGame, make_schedule, shard
+from arbiter.session import BotSession
 from arbiter.version import VERSION
 
 __all__ = ["Progress", "TournamentError", "run_tournament", "schedule_check", "schedule_of"]

@@ -28,10 +28,11 @@ from functools import partial
 import trio
 
 from arbiter.bot import BotCommand
-from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
 from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import Rules, make_rules
+from arbiter.session import BotSession
 from protocol.messages import Action, Hello, Quit, encode
 
 INSTANT_BOT = r"""

@@ -17,9 +17,10 @@ import pytest
 import trio
 
 from arbiter.bot import BotCommand
-from arbiter.game import BotSession, GameSpec, TimeSettings, play_game
+from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord, rereferee
 from arbiter.rules import make_rules
+from arbiter.session import BotSession
 
 ROOT = Path(__file__).resolve().parents[1]
 C_SOURCE = ROOT / "engines" / "c" / "bot.c"

@@ -109,7 +109,7 @@ def _forfeit(rec: GameRecord, offender: int, winner: int, corrupted: bool = Fals
 
 
 def test_forfeit_records_are_checked() -> None:
-    """A forfeit is won by the other seat; a played-on (corrupted) game by the rules' winner."""
+    """A forfeit is won by the other seat; so is a game the arbiter played on (corrupted)."""
     rec = _random_record(3)
     rereferee(_forfeit(rec, offender=0, winner=1))
     with pytest.raises(RecordError, match=r"seat 1 forfeited \(timeout\), record says seat 1 won"):
@@ -119,12 +119,19 @@ def test_forfeit_records_are_checked() -> None:
         rereferee(no_offender)
     with pytest.raises(RecordError, match="the game is not over"):
         rereferee(_forfeit(rec, offender=0, winner=1, corrupted=True))
-    substituted = msgspec.structs.replace(
-        rec, termination=Termination(reason="timeout", offender=rec.winner), corrupted=True
+    # The arbiter played on for the offender: the finished game's scores, but the
+    # offender loses even where the played-out score says it won.
+    played_on = msgspec.structs.replace(
+        rec,
+        termination=Termination(reason="timeout", offender=rec.winner),
+        corrupted=True,
+        winner=1 - rec.winner,
     )
-    rereferee(substituted)  # the offender's substitute may win
+    rereferee(played_on)
+    with pytest.raises(RecordError, match=f"winner {1 - rec.winner}, record says .* winner"):
+        rereferee(msgspec.structs.replace(played_on, winner=rec.winner))
     with pytest.raises(RecordError, match="final scores"):
-        rereferee(msgspec.structs.replace(substituted, winner=1 - rec.winner))
+        rereferee(msgspec.structs.replace(played_on, scores=[0, 0]))
 
 
 def test_deal_numbers_and_decks_are_checked() -> None:

@@ -76,7 +76,8 @@ def test_pgn_headers() -> None:
 
 
 def test_substituted_offender_may_win() -> None:
-    """Under random_substitute a faulted bot's game plays on and can be won by it."""
+    """Records written before the offender lost under every policy (a random_substitute
+    game won by the offender's substitute) still count as written."""
     won_by_offender = _record(8, ["a", "b"], 0, None, "illegal_action", 0)
     report = build_report([result_of(r) for r in [*RECORDS, won_by_offender]], seed=1)
     assert "a: illegal_action 1, timeout 1" in report.text()

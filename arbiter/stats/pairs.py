@@ -60,8 +60,8 @@ class GameOutcome:
                 raise ValueError(f"offender must be 0, 1 or None, got {self.offender!r}")
             if self.fault is None:
                 raise ValueError("an offender is given but no fault reason")
-            # No check that the offender lost: under the random_substitute policy the
-            # arbiter plays on for a faulted bot, which can still win the game.
+            # No check that the offender lost: records written before the offender lost
+            # under every policy may show a random_substitute game it won.
         if self.deal_margins and len(self.deal_margins) != self.deals:
             raise ValueError(
                 f"{len(self.deal_margins)} deal margins for {self.deals} deals in a game "
