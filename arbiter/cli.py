@@ -26,10 +26,12 @@ from arbiter.config import (
     BUNDLED_ENGINES,
     ConfigError,
     EngineConfig,
+    ResolvedConfig,
     TimeControl,
     TournamentConfig,
     load_config,
     parse_config,
+    read_resolved,
 )
 from arbiter.journal import (
     JournalError,
@@ -75,11 +77,11 @@ def default_config_text() -> str:
 def _run_seed(out: Path) -> int:
     """A bootstrap seed for a reproducible report, derived from the run's seed commitment."""
     try:
-        seed = msgspec.json.decode((out / "config.resolved.json").read_bytes()).get("seed")
-    except (OSError, msgspec.DecodeError, AttributeError):
+        seed = read_resolved(out / "config.resolved.json").seed
+    except ConfigError:
         return 0
     # From the public SHA-256 of the seed, so the report does not depend on the secret.
-    return int(seed_sha256(seed)[:16], 16) if isinstance(seed, int | str) else 0
+    return 0 if seed is None else int(seed_sha256(seed)[:16], 16)
 
 
 def _seed_arg(text: str) -> Seed:
@@ -354,54 +356,36 @@ def _journal_of(out: Path) -> JournalReader:
     return JournalReader(path)
 
 
-def _config_of(resolved: dict[str, Any]) -> TournamentConfig | None:
-    """The config of a run from its ``config.resolved.json``; None if it cannot be rebuilt."""
-    fields = set(TournamentConfig.__struct_fields__)
-    try:
-        config = msgspec.convert(
-            {k: v for k, v in resolved.items() if k in fields}, TournamentConfig
-        )
-        config.resolved_rules()
-    except (msgspec.ValidationError, ValueError):
-        return None
-    return config if config.seed is not None else None
-
-
 def _schedule_check(
-    resolved: dict[str, Any], *, whole: bool
+    resolved: ResolvedConfig, *, whole: bool
 ) -> Callable[[GameRecord], None] | None:
     """The schedule check of ``--resume`` for a run (``whole``: the unsharded schedule).
 
     None, with a warning, if the config does not give a schedule: records are then
     only re-refereed.
     """
-    config = _config_of(resolved)
-    shard_text = None if whole else resolved.get("shard")
+    shard_text = None if whole else resolved.shard
     try:
-        if config is None or not (shard_text is None or isinstance(shard_text, str)):
-            raise ScheduleError("no usable config")
-        games = schedule_of(config)
+        rules = resolved.resolved_rules()
+        games = schedule_of(resolved)
         if shard_text is not None:
             games = shard(games, *parse_shard(shard_text))
-    except (ScheduleError, TournamentError):
+    except (ScheduleError, TournamentError, ValueError):
         _say("warning: config.resolved.json gives no schedule; records are only re-refereed")
         return None
-    assert config.seed is not None
+    assert resolved.seed is not None
     sharded = shard_text is not None
-    return schedule_check(games, config.resolved_rules(), config.seed, sharded=sharded)
+    return schedule_check(games, rules, resolved.seed, sharded=sharded)
 
 
-def _read_config(path: Path) -> dict[str, Any] | None:
-    """A ``config.resolved.json`` as data; None if there is none."""
+def _read_config(path: Path) -> ResolvedConfig | None:
+    """A run's ``config.resolved.json``; None if there is none."""
     if not path.exists():
         return None
     try:
-        data = msgspec.json.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError) as exc:
-        raise UsageError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: not a resolved config")
-    return data
+        return read_resolved(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _load_results(out: Path) -> list[GameResult]:
@@ -443,12 +427,11 @@ def _without_timing(r: GameRecord) -> GameRecord:
     return msgspec.structs.replace(r, deals=deals, started="", seconds=0.0)
 
 
-def _missing_games(resolved: dict[str, Any], have: set[int]) -> set[int]:
+def _missing_games(resolved: ResolvedConfig, have: set[int]) -> set[int]:
     """Game ids of the full schedule of a resolved config that are not in ``have``."""
-    config = _config_of(resolved)
     try:
-        return set() if config is None else {g.game_id for g in schedule_of(config)} - have
-    except (TournamentError, ScheduleError):
+        return {g.game_id for g in schedule_of(resolved)} - have
+    except (TournamentError, ScheduleError, ValueError):
         return set()
 
 
@@ -466,18 +449,18 @@ class _Kept(NamedTuple):
 def cmd_merge(args: argparse.Namespace) -> int:
     # Two passes, one record in memory at a time: check every shard's records and note
     # where each game is, then copy the lines in game-id order.
-    configs: list[dict[str, Any]] = []
+    configs: list[ResolvedConfig] = []
     for d in args.dirs:
         cfg = _read_config(Path(d) / "config.resolved.json")
         if cfg is not None:
-            cfg.pop("shard", None)
-            cfg.pop("out", None)
-            cfg.pop("concurrency", None)
             configs.append(cfg)
+
+    def essence(cfg: ResolvedConfig) -> ResolvedConfig:
+        # Without what may differ between the shards of one run.
+        return msgspec.structs.replace(cfg, shard=None, out="", concurrency=None, versions={})
+
     for cfg in configs[1:]:
-        if {k: v for k, v in cfg.items() if k != "versions"} != {
-            k: v for k, v in configs[0].items() if k != "versions"
-        }:
+        if essence(cfg) != essence(configs[0]):
             raise UsageError("the shards were run with different configs; refusing to merge")
     out = Path(args.out)
     if (out / "games.jsonl").exists() and not args.force:
@@ -527,7 +510,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if configs:
         write_private(
             out / "config.resolved.json",
-            msgspec.json.format(msgspec.json.encode({**configs[0], "shard": None})) + b"\n",
+            msgspec.json.format(
+                msgspec.json.encode(msgspec.structs.replace(configs[0], shard=None))
+            )
+            + b"\n",
         )
         missing = _missing_games(configs[0], set(kept))
         if missing:

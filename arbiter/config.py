@@ -12,7 +12,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 import yaml
@@ -26,13 +26,16 @@ __all__ = [
     "ConfigError",
     "EngineConfig",
     "FaultPolicy",
+    "FaultPolicyName",
     "Limits",
+    "ResolvedConfig",
     "RulesConfig",
     "TimeControl",
     "TournamentConfig",
     "engine_argv",
     "load_config",
     "parse_config",
+    "read_resolved",
 ]
 
 BUNDLED_ENGINES = ("random", "greedy", "expert", "search")
@@ -154,6 +157,51 @@ class TournamentConfig(_Strict, frozen=True):
     def resolved_rules(self) -> Rules:
         """The validated rule set."""
         return make_rules(self.rules.preset, **self.rules.options)
+
+
+class ResolvedConfig(TournamentConfig, frozen=True):
+    """``OUT/config.resolved.json``: the config a run was played with, seed included, and
+    what it resolved to.  ``--resume`` compares it with the config given again;
+    ``stats`` and ``merge`` rebuild the schedule from it.
+    """
+
+    rules_resolved: Rules | None = None
+    """The rule set :meth:`TournamentConfig.resolved_rules` gave (every option spelled)."""
+    shard: str | None = None
+    """``K/N`` when the run played one shard of the schedule."""
+    versions: dict[str, str] = msgspec.field(default_factory=dict)
+    """Versions of the arbiter, Python, trio and msgspec that played the run."""
+
+    RUN_KEYS: ClassVar[tuple[str, ...]] = (
+        "isolate_deals",
+        "engines",
+        "format",
+        "challenger",
+        "games_per_pairing",
+        "duplicate",
+        "rules_resolved",
+        "seed",
+        "shard",
+        "time_control",
+        "faults",
+    )
+    """Keys whose change would make a resumed run differ from the interrupted one."""
+
+    def differences(self, other: ResolvedConfig) -> list[str]:
+        """The :attr:`RUN_KEYS` in which ``other`` differs from this one."""
+        return [k for k in self.RUN_KEYS if getattr(self, k) != getattr(other, k)]
+
+
+def read_resolved(path: Path) -> ResolvedConfig:
+    """Read a ``config.resolved.json``; :class:`ConfigError` naming the file and problem."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: unreadable ({exc.strerror})") from None
+    try:
+        return msgspec.json.decode(data, type=ResolvedConfig)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{path}: not a resolved config ({exc})") from None
 
 
 def engine_argv(engine: EngineConfig, base: Path) -> tuple[list[str], str | None]:

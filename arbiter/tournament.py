@@ -33,14 +33,21 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import msgspec
 import trio
 
 from arbiter.bot import BotCommand, live_pids
 from arbiter.bot import Limits as BotLimits
-from arbiter.config import TournamentConfig, engine_argv
+from arbiter.config import (
+    ConfigError,
+    FaultPolicy,
+    ResolvedConfig,
+    TournamentConfig,
+    engine_argv,
+    read_resolved,
+)
 from arbiter.faults import ArbiterError
 from arbiter.game import GameSpec, TimeSettings, play_game, unplayed_record
 from arbiter.journal import (
@@ -52,7 +59,7 @@ from arbiter.journal import (
     open_private,
     write_private,
 )
-from arbiter.record import GameRecord, RecordError, check_decks
+from arbiter.record import GameRecord, RecordError, TerminationReason, check_decks
 from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
@@ -60,7 +67,15 @@ from arbiter.schedule import ScheduledGame, make_schedule, shard
 from arbiter.session import BotSession
 from arbiter.version import VERSION
 
-__all__ = ["Progress", "TournamentError", "run_tournament", "schedule_check", "schedule_of"]
+__all__ = [
+    "FaultBook",
+    "Progress",
+    "TournamentError",
+    "engine_commands",
+    "run_tournament",
+    "schedule_check",
+    "schedule_of",
+]
 
 
 class TournamentError(RuntimeError):
@@ -152,37 +167,6 @@ class Progress:
             self.stream.flush()
 
 
-def _resolved(config: TournamentConfig, shard_spec: tuple[int, int] | None) -> dict[str, Any]:
-    data: dict[str, Any] = msgspec.to_builtins(config)
-    data["rules_resolved"] = msgspec.to_builtins(config.resolved_rules())
-    data["shard"] = None if shard_spec is None else f"{shard_spec[0]}/{shard_spec[1]}"
-    data["versions"] = {
-        "arbiter": VERSION,
-        "python": platform.python_version(),
-        "trio": trio.__version__,
-        "msgspec": msgspec.__version__,
-    }
-    return data
-
-
-def _same_run(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    """Keys whose change would make a resumed run differ from the original."""
-    keys = (
-        "isolate_deals",
-        "engines",
-        "format",
-        "challenger",
-        "games_per_pairing",
-        "duplicate",
-        "rules_resolved",
-        "seed",
-        "shard",
-        "time_control",
-        "faults",
-    )
-    return [k for k in keys if a.get(k) != b.get(k)]
-
-
 async def run_tournament(
     config: TournamentConfig,
     *,
@@ -232,7 +216,7 @@ async def run_tournament(
 
 def _choose_seed(
     config: TournamentConfig,
-    old: dict[str, Any] | None,
+    old: ResolvedConfig | None,
     shard_spec: tuple[int, int] | None,
     on_event: Callable[[str], None] | None,
 ) -> Seed:
@@ -248,8 +232,8 @@ def _choose_seed(
                 "--shard needs a fixed seed shared by all shards: set seed: in the config "
                 "or pass --seed"
             )
-        recorded = old.get("seed") if old is not None else None
-        seed = recorded if isinstance(recorded, int | str) else secrets.token_hex(16)
+        recorded = old.seed if old is not None else None
+        seed = recorded if recorded is not None else secrets.token_hex(16)
     if on_event is not None and seed_is_short(seed):
         on_event(
             f"warning: seed {seed!r} is short: any bot that learns or guesses it can "
@@ -307,6 +291,166 @@ def _locked(out_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def _resolve(config: TournamentConfig, shard_spec: tuple[int, int] | None) -> ResolvedConfig:
+    """The config as it will be run (its seed set), with the rules and versions it resolved to."""
+    return ResolvedConfig(
+        **msgspec.structs.asdict(config),
+        rules_resolved=config.resolved_rules(),
+        shard=None if shard_spec is None else f"{shard_spec[0]}/{shard_spec[1]}",
+        versions={
+            "arbiter": VERSION,
+            "python": platform.python_version(),
+            "trio": trio.__version__,
+            "msgspec": msgspec.__version__,
+        },
+    )
+
+
+@dataclass
+class _Prepared:
+    """A run ready to play: its config with the seed fixed, and what is left to do."""
+
+    config: ResolvedConfig
+    rules: Rules
+    todo: list[ScheduledGame]
+    """Games still to play, in schedule order."""
+    found: list[GameResult]
+    """Games the journal already holds (on resume), in game-id order."""
+    good_bytes: int
+    """Length of the journal's intact part (a torn last line is cut off)."""
+
+
+def _prepare(
+    config: TournamentConfig,
+    out_dir: Path,
+    *,
+    resume: bool,
+    shard_spec: tuple[int, int] | None,
+    on_event: Callable[[str], None] | None,
+) -> _Prepared:
+    """Fix the seed, check a resume against the interrupted run and read its journal back,
+    create the logs and write ``config.resolved.json``."""
+    journal_path = out_dir / "games.jsonl"
+    resolved_path = out_dir / "config.resolved.json"
+    old: ResolvedConfig | None = None
+    if resume and resolved_path.exists():
+        try:
+            old = read_resolved(resolved_path)
+        except ConfigError as exc:
+            raise TournamentError(str(exc)) from None
+    run_seed = _choose_seed(config, old, shard_spec, on_event)
+    resolved = _resolve(msgspec.structs.replace(config, seed=run_seed), shard_spec)
+    reader = JournalReader(journal_path)
+    if not resume:
+        held = sum(1 for _ in reader)
+        if held:
+            raise TournamentError(
+                f"{out_dir} already holds {held} finished games; continue them with "
+                "--resume, or choose another output directory with --out"
+            )
+    if old is not None:
+        changed = old.differences(resolved)
+        if changed:
+            raise TournamentError(
+                f"cannot resume in {out_dir}: the config differs from the interrupted run in "
+                f"{', '.join(changed)}"
+            )
+    rules = resolved.resolved_rules()
+    games = schedule_of(resolved)
+    if shard_spec is not None:
+        games = shard(games, *shard_spec)
+    found: dict[int, GameResult] = {}
+    if resume:
+        check = schedule_check(games, rules, run_seed, sharded=shard_spec is not None)
+        for entry in checked_entries(reader, check):
+            found[entry.record.game_id] = result_of(entry.record)
+    for warning in reader.warnings:
+        if on_event is not None:
+            on_event(f"warning: {warning}; its game will be played again")
+    make_private_dir(out_dir / "logs")
+    for e in config.engines:
+        # Bot stderr logs are opened for appending later on: create them owner-only now.
+        open_private(_log_path(out_dir, e.name), os.O_WRONLY).close()
+    write_private(resolved_path, msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
+    return _Prepared(
+        config=resolved,
+        rules=rules,
+        todo=[g for g in games if g.game_id not in found],
+        found=sorted(found.values(), key=lambda r: r.game_id),
+        good_bytes=reader.good_bytes,
+    )
+
+
+class FaultBook:
+    """The run's faults in completion order: faults in a row per engine, withdrawals and
+    (under ``forfeit_match``) match forfeits, and the games they forfeit unplayed."""
+
+    def __init__(self, engines: Iterable[str], policy: FaultPolicy) -> None:
+        self.policy = policy
+        self.streak: dict[str, int] = dict.fromkeys(engines, 0)
+        """Faults in a row of each engine (a game it did not fault resets it)."""
+        self.withdrawn: set[str] = set()
+        self.match_forfeits: set[tuple[str, str]] = set()
+        """``(offender, opponent)``: the offender forfeits its games against the opponent."""
+
+    def note(self, rec: GameResult) -> str | None:
+        """Count a finished game; the announcement if it withdraws an engine."""
+        for seat, name in enumerate(rec.engines):
+            if name not in self.streak:
+                continue
+            if rec.offender == seat and rec.reason not in ("withdrawn", "match_forfeit"):
+                self.streak[name] += 1
+            elif rec.offender != seat:
+                self.streak[name] = 0
+        if rec.offender is None:
+            return None
+        off = rec.engines[rec.offender]
+        if self.policy.policy == "forfeit_match":
+            self.match_forfeits.add((off, rec.engines[1 - rec.offender]))
+        if self.streak.get(off, 0) >= self.policy.withdraw_after and off not in self.withdrawn:
+            self.withdrawn.add(off)
+            return f"{off} withdrawn after {self.streak[off]} faults in a row"
+        return None
+
+    def forfeit(self, engines: tuple[str, str]) -> tuple[int, TerminationReason, str] | None:
+        """``(offender seat, reason, detail)`` if a game of ``engines`` must not be played."""
+        for seat, name in enumerate(engines):
+            if name in self.withdrawn:
+                return seat, "withdrawn", f"{name} was withdrawn after repeated faults"
+        for seat, name in enumerate(engines):
+            if (name, engines[1 - seat]) in self.match_forfeits:
+                return seat, "match_forfeit", f"{name} forfeited the match after a fault"
+        return None
+
+
+class _SessionPool:
+    """One worker's bot processes: a session per engine of the game at hand.
+
+    Processes are reused from game to game; the ones the next game does not need are
+    stopped, or idle ones would pile up (one per engine per worker).
+    """
+
+    def __init__(self, make: Callable[[str], BotSession]) -> None:
+        self._make = make
+        self._sessions: dict[str, BotSession] = {}
+
+    async def pair(self, engines: tuple[str, str]) -> tuple[BotSession, BotSession]:
+        """The sessions of seats 0 and 1 (started by the game itself)."""
+        for name in [n for n in self._sessions if n not in engines]:
+            await self._sessions.pop(name).stop()
+        for name in engines:
+            if name not in self._sessions:
+                self._sessions[name] = self._make(name)
+        return self._sessions[engines[0]], self._sessions[engines[1]]
+
+    async def close(self) -> None:
+        """Stop every process, even when cancelled."""
+        with trio.CancelScope(shield=True):
+            for session in self._sessions.values():
+                await session.stop()
+        self._sessions.clear()
+
+
 async def _run_locked(
     config: TournamentConfig,
     *,
@@ -323,203 +467,26 @@ async def _run_locked(
     hidden_paths: Sequence[str] = (),
 ) -> list[GameResult]:
     """:func:`run_tournament` once the output directory is locked."""
-    if errors is None:
-        errors = []
-    journal_path = out_dir / "games.jsonl"
-    resolved_path = out_dir / "config.resolved.json"
-    old: dict[str, Any] | None = None
-    if resume and resolved_path.exists():
-        try:
-            old = msgspec.json.decode(resolved_path.read_bytes())
-        except msgspec.DecodeError as exc:
-            raise TournamentError(f"{resolved_path}: unreadable ({exc})") from None
-    run_seed = _choose_seed(config, old, shard_spec, on_event)
-    config = msgspec.structs.replace(config, seed=run_seed)
-    resolved = _resolved(config, shard_spec)
-    reader = JournalReader(journal_path)
-    if not resume:
-        held = sum(1 for _ in reader)
-        if held:
-            raise TournamentError(
-                f"{out_dir} already holds {held} finished games; continue them with "
-                "--resume, or choose another output directory with --out"
-            )
-    if old is not None:
-        changed = _same_run(old, resolved)
-        if changed:
-            raise TournamentError(
-                f"cannot resume in {out_dir}: the config differs from the interrupted run in "
-                f"{', '.join(changed)}"
-            )
-    rules = config.resolved_rules()
-    games = schedule_of(config)
-    if shard_spec is not None:
-        games = shard(games, *shard_spec)
-    results: dict[int, GameResult] = {}
-    if resume:
-        check = schedule_check(games, rules, run_seed, sharded=shard_spec is not None)
-        for entry in checked_entries(reader, check):
-            results[entry.record.game_id] = result_of(entry.record)
-        del check
-    for warning in reader.warnings:
-        if on_event is not None:
-            on_event(f"warning: {warning}; its game will be played again")
-    make_private_dir(out_dir / "logs")
-    for e in config.engines:
-        # Bot stderr logs are opened for appending later on: create them owner-only now.
-        open_private(out_dir / "logs" / f"{_safe(e.name)}.stderr.log", os.O_WRONLY).close()
-    write_private(resolved_path, msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
-
-    todo = [g for g in games if g.game_id not in results]
-    del games
-    found = sorted(results.values(), key=lambda r: r.game_id)
-    if progress is not None:
-        progress.total = len(todo) + len(results)
-        progress.engines = len(config.engines)
-        for r in found:
-            progress.record(r)
-
-    tc = config.time_control
-    time_settings = TimeSettings(
-        per_move_ms=tc.per_move_ms or 1000,
-        clock_ms=tc.clock_ms,
-        increment_ms=tc.increment_ms,
-        grace_ms=tc.grace_ms,
-        handshake_ms=tc.handshake_ms,
+    prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
+    run = _Run(
+        prep,
+        out_dir=out_dir,
+        commands=engine_commands(
+            prep.config, base_dir, sandboxed=sandboxed, hidden=[str(out_dir), *hidden_paths]
+        ),
+        progress=progress,
+        on_event=on_event,
+        stop_when=stop_when,
+        errors=[] if errors is None else errors,
     )
-    limits = None
-    if config.limits.memory_mb or config.limits.cpu_seconds:
-        limits = BotLimits(memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds)
-    engines = {e.name: e for e in config.engines}
-    commands = engine_commands(
-        config, base_dir, sandboxed=sandboxed, hidden=[str(out_dir), *hidden_paths]
-    )
-    # Faults in a row, withdrawals and match forfeits, in completion order.
-    streak: dict[str, int] = dict.fromkeys(engines, 0)
-    for r in found:
-        _update_streak(streak, r)
-    withdrawn = {n for n, k in streak.items() if k >= config.faults.withdraw_after}
-    match_forfeits: set[tuple[str, str]] = set()
-    if config.faults.policy == "forfeit_match":
-        for r in found:
-            if r.offender is not None:
-                off = r.engines[r.offender]
-                match_forfeits.add((off, r.engines[1 - r.offender]))
-
-    journal = Journal(journal_path, truncate_to=reader.good_bytes)
     workers = max(1, concurrency or config.concurrency or _cores())
-    starters = min(workers, max(1, len(todo)))
-    queue = _drain(collections.deque(todo))
-    del todo
-    stopping = False
-    if stop_when is not None:
-        for r in found:
-            stopping = stop_when(r) or stopping
-    del found
-
-    journal_lock = trio.Lock()
-
-    async def finish(record: GameRecord) -> None:
-        nonlocal stopping
-        # The fsync runs in a thread: the event loop keeps timing the other games' bots.
-        async with journal_lock:
-            await trio.to_thread.run_sync(journal.append, record)
-        rec = results[record.game_id] = result_of(record)
-        _update_streak(streak, rec)
-        if rec.offender is not None:
-            off = rec.engines[rec.offender]
-            if config.faults.policy == "forfeit_match":
-                match_forfeits.add((off, rec.engines[1 - rec.offender]))
-            if streak[off] >= config.faults.withdraw_after and off not in withdrawn:
-                withdrawn.add(off)
-                if on_event is not None:
-                    on_event(f"{off} withdrawn after {streak[off]} faults in a row")
-        if progress is not None:
-            progress.record(rec)
-        if stop_when is not None and stop_when(rec):
-            stopping = True
-
-    def spec_of(game: ScheduledGame) -> GameSpec:
-        return GameSpec(
-            game_id=game.game_id,
-            engines=game.engines,
-            rules=rules,
-            seed=run_seed,
-            deal_set=game.deal_set,
-            first_dealer=game.first_dealer,
-            pair_id=game.pair_id,
-            match=f"{game.pairing[0]}~{game.pairing[1]}",
-            time=time_settings,
-            fault_policy=config.faults.policy,
-            isolate_deals=config.isolate_deals,
-        )
-
-    def skip_reason(game: ScheduledGame) -> GameRecord | None:
-        """A forfeit record for a game that must not be played, else None."""
-        for seat, name in enumerate(game.engines):
-            if name in withdrawn:
-                detail = f"{name} was withdrawn after repeated faults"
-                return unplayed_record(spec_of(game), seat, "withdrawn", detail)
-        for seat, name in enumerate(game.engines):
-            if (name, game.engines[1 - seat]) in match_forfeits:
-                detail = f"{name} forfeited the match after a fault"
-                return unplayed_record(spec_of(game), seat, "match_forfeit", detail)
-        return None
-
-    async def worker() -> None:
-        async with trio.open_nursery() as nursery:
-            sessions: dict[str, BotSession] = {}
-            try:
-                while not stopping:
-                    game = next(queue, None)
-                    if game is None:
-                        break
-                    skipped = skip_reason(game)
-                    if skipped is not None:
-                        await finish(skipped)
-                        continue
-                    # Keep only the processes this game needs: idle ones would pile up
-                    # (one per engine per worker).
-                    for name in [n for n in sessions if n not in game.engines]:
-                        await sessions.pop(name).stop()
-                    pair = []
-                    for name in game.engines:
-                        if name not in sessions:
-                            e = engines[name]
-                            log = out_dir / "logs" / f"{_safe(name)}.stderr.log"
-                            sessions[name] = BotSession(
-                                name,
-                                commands[name],
-                                nursery,
-                                options=e.options,
-                                log_path=log,
-                                limits=limits,
-                                handshake_ms=tc.handshake_ms,
-                            )
-                        pair.append(sessions[name])
-                    spec = spec_of(game)
-                    try:
-                        rec = await play_game(spec, (pair[0], pair[1]), on_event=on_event)
-                    except ArbiterError as exc:
-                        reap_escapees(live_pids())
-                        # Our bug, not a bot's: report it, record nothing (a resume plays
-                        # the game again) and carry on with the other games.
-                        errors.append(str(exc))
-                        if on_event is not None:
-                            on_event(f"error: {exc} (not recorded; --resume plays it again)")
-                        continue
-                    # Processes that left a bot's group with setsid() and outlived it.
-                    reap_escapees(live_pids())
-                    await finish(rec)
-            finally:
-                with trio.CancelScope(shield=True):
-                    for s in sessions.values():
-                        await s.stop()
-
+    starters = min(workers, max(1, len(prep.todo)))
+    queue = _drain(collections.deque(prep.todo))
+    del prep  # the schedule is now only in the queue, which drops games as they are taken
     try:
         async with trio.open_nursery() as nursery:
             for _ in range(starters):
-                nursery.start_soon(worker)
+                nursery.start_soon(run.worker, queue)
     except* JournalError as group:
         # The journal cannot be written (a full disk): the run cannot go on, and the
         # user needs one line naming the file, not a group of tracebacks.
@@ -527,15 +494,144 @@ async def _run_locked(
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]
         raise JournalError(
-            f"{first}; the {len(results)} games finished before are recorded: make room "
+            f"{first}; the {len(run.results)} games finished before are recorded: make room "
             "and continue the run with --resume"
         ) from None
     finally:
         reap_escapees(live_pids())
-        journal.close()
+        run.journal.close()
         if progress is not None:
             progress.show(final=True)
-    return sorted(results.values(), key=lambda r: r.game_id)
+    return sorted(run.results.values(), key=lambda r: r.game_id)
+
+
+class _Run:
+    """The games of a prepared run being played by the workers, and what they finished."""
+
+    def __init__(
+        self,
+        prep: _Prepared,
+        *,
+        out_dir: Path,
+        commands: dict[str, BotCommand],
+        progress: Progress | None,
+        on_event: Callable[[str], None] | None,
+        stop_when: Callable[[GameResult], bool] | None,
+        errors: list[str],
+    ) -> None:
+        config = prep.config
+        self.config = config
+        self.rules = prep.rules
+        self.out_dir = out_dir
+        self.commands = commands
+        self.progress = progress
+        self.on_event = on_event
+        self.stop_when = stop_when
+        self.errors = errors
+        """Messages of games aborted by an arbiter error (not recorded)."""
+        self.results: dict[int, GameResult] = {}
+        """Every finished game, found on resume or played now."""
+        self.book = FaultBook((e.name for e in config.engines), config.faults)
+        self.stopping = False
+        """Set when ``stop_when`` says so: no new game is started."""
+        tc = config.time_control
+        self.time = TimeSettings(
+            per_move_ms=tc.per_move_ms or 1000,
+            clock_ms=tc.clock_ms,
+            increment_ms=tc.increment_ms,
+            grace_ms=tc.grace_ms,
+            handshake_ms=tc.handshake_ms,
+        )
+        self.limits = None
+        if config.limits.memory_mb or config.limits.cpu_seconds:
+            self.limits = BotLimits(
+                memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds
+            )
+        self.journal = Journal(out_dir / "games.jsonl", truncate_to=prep.good_bytes)
+        self._journal_lock = trio.Lock()
+        if progress is not None:
+            progress.total = len(prep.todo) + len(prep.found)
+            progress.engines = len(config.engines)
+        for r in prep.found:
+            self._count(r, announce=False)
+
+    def _count(self, rec: GameResult, *, announce: bool = True) -> None:
+        """Take a finished game into the results, the fault book and the progress."""
+        self.results[rec.game_id] = rec
+        announcement = self.book.note(rec)
+        if announce and announcement is not None and self.on_event is not None:
+            self.on_event(announcement)
+        if self.progress is not None:
+            self.progress.record(rec)
+        if self.stop_when is not None and self.stop_when(rec):
+            self.stopping = True
+
+    async def finish(self, record: GameRecord) -> None:
+        """Journal a finished game (fsync'ed before it counts) and count it."""
+        # The fsync runs in a thread: the event loop keeps timing the other games' bots.
+        async with self._journal_lock:
+            await trio.to_thread.run_sync(self.journal.append, record)
+        self._count(result_of(record))
+
+    def spec_of(self, game: ScheduledGame) -> GameSpec:
+        """Everything that fixes ``game`` before it is played."""
+        assert self.config.seed is not None
+        return GameSpec(
+            game_id=game.game_id,
+            engines=game.engines,
+            rules=self.rules,
+            seed=self.config.seed,
+            deal_set=game.deal_set,
+            first_dealer=game.first_dealer,
+            pair_id=game.pair_id,
+            match=f"{game.pairing[0]}~{game.pairing[1]}",
+            time=self.time,
+            fault_policy=self.config.faults.policy,
+            isolate_deals=self.config.isolate_deals,
+        )
+
+    def session(self, name: str, nursery: trio.Nursery) -> BotSession:
+        """A new (not yet started) session of engine ``name``."""
+        engine = next(e for e in self.config.engines if e.name == name)
+        return BotSession(
+            name,
+            self.commands[name],
+            nursery,
+            options=engine.options,
+            log_path=_log_path(self.out_dir, name),
+            limits=self.limits,
+            handshake_ms=self.config.time_control.handshake_ms,
+        )
+
+    async def worker(self, queue: Iterator[ScheduledGame]) -> None:
+        """Take games from ``queue`` and play (or forfeit) them until none is left."""
+        async with trio.open_nursery() as nursery:
+            pool = _SessionPool(lambda name: self.session(name, nursery))
+            try:
+                while not self.stopping:
+                    game = next(queue, None)
+                    if game is None:
+                        break
+                    forfeit = self.book.forfeit(game.engines)
+                    if forfeit is not None:
+                        await self.finish(unplayed_record(self.spec_of(game), *forfeit))
+                        continue
+                    seats = await pool.pair(game.engines)
+                    try:
+                        rec = await play_game(self.spec_of(game), seats, on_event=self.on_event)
+                    except ArbiterError as exc:
+                        # Our bug, not a bot's: report it, record nothing (a resume plays
+                        # the game again) and carry on with the other games.
+                        self.errors.append(str(exc))
+                        if self.on_event is not None:
+                            self.on_event(f"error: {exc} (not recorded; --resume plays it again)")
+                        continue
+                    finally:
+                        # Processes that left a bot's group with setsid() and outlived it.
+                        reap_escapees(live_pids())
+                    await self.finish(rec)
+            finally:
+                await pool.close()
 
 
 def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[ScheduledGame]:
@@ -582,16 +678,6 @@ def schedule_check(
     return check
 
 
-def _update_streak(streak: dict[str, int], rec: GameResult) -> None:
-    for seat, name in enumerate(rec.engines):
-        if name not in streak:
-            continue
-        if rec.offender == seat and rec.reason not in ("withdrawn", "match_forfeit"):
-            streak[name] += 1
-        elif rec.offender != seat:
-            streak[name] = 0
-
-
 def _cores() -> int:
     """Cores this process may run on (CPU affinity, e.g. under a batch scheduler)."""
     try:
@@ -600,5 +686,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+def _log_path(out_dir: Path, engine: str) -> Path:
+    """The stderr log of an engine's processes."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in engine)
+    return out_dir / "logs" / f"{safe}.stderr.log"

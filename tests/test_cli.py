@@ -321,3 +321,26 @@ def test_merge_refuses_shards_of_different_seeds(
         dirs.append(str(shard_dir))
     assert cli.main(["merge", *dirs, "--out", str(tmp_path / "all")]) == 2
     assert "different seeds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (b'{"engines": [', "truncated"),
+        (b'{"engines": "a,b"}', "$.engines"),
+        (b'{"engines": [], "games_per_pairing": -4}', "games_per_pairing"),
+        (b'{"engines": [], "seats": 2}', "seats"),
+    ],
+)
+def test_stats_names_a_damaged_resolved_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: bytes, problem: str
+) -> None:
+    """config.resolved.json is read as the typed config it must be: a bad one is one line."""
+    out = tmp_path / "out"
+    out.mkdir()
+    write_records(out / "games.jsonl", [])
+    (out / "config.resolved.json").write_bytes(text)
+    assert cli.main(["stats", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{out / 'config.resolved.json'}: not a resolved config" in err
+    assert problem in err.lower()
