@@ -1,9 +1,10 @@
-"""The ``ecarte`` command: tournament, match, check, stats, merge."""
+"""The ``ecarte`` command: tournament, match, check, stats, merge, show."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import re
 import secrets
 import shlex
@@ -550,6 +551,33 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+# ----------------------------------------------------------------------------- show
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from arbiter.show import ShowError, show_game
+
+    # A bot's name or offending line may hold characters the terminal cannot print.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+    try:
+        show_game(Path(args.out), args.game, deal=args.deal, seat=args.seat, stream=sys.stdout)
+    except ShowError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def _add_show(sub: Any) -> None:
+    w = sub.add_parser("show", help="replay a recorded game in the terminal")
+    w.add_argument("out", help="output directory (or a games.jsonl)")
+    w.add_argument("game", type=int, help="game id")
+    w.add_argument("--deal", type=int, metavar="N", help="show only deal N")
+    w.add_argument(
+        "--seat", type=int, choices=(0, 1), help="show only what this seat knew (0 or 1)"
+    )
+    w.set_defaults(func=cmd_show)
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -620,6 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True, help="directory for the merged result")
     g.add_argument("--force", action="store_true", help="overwrite an existing merged journal")
     g.set_defaults(func=cmd_merge)
+    _add_show(sub)
     return p
 
 
