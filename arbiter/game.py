@@ -104,6 +104,33 @@ class _FaultPolicy:
         else:
             self.ref.forfeit(seat, fault.reason, fault.detail)
 
+    async def settle(
+        self,
+        spec: GameSpec,
+        sessions: tuple[BotSession, BotSession],
+        on_event: Callable[[str], None] | None,
+    ) -> Termination:
+        """How the game ended; the offender, if any, is told why (unless the arbiter played
+        on for it) and stopped."""
+        if self.first is None:
+            return Termination(reason="normal")
+        seat, cause, line = self.first
+        if not self.corrupted:
+            await sessions[seat].tell(
+                Forfeit(game=str(spec.game_id), reason=cause.reason, detail=cause.detail)
+            )
+        await sessions[seat].stop()
+        if on_event is not None:
+            on_event(
+                f"game {spec.game_id}: {spec.engines[seat]} faulted: {cause.reason}: {cause.detail}"
+            )
+        return Termination(
+            reason=cause.reason.value,  # plain text, as in a record read back from disk
+            offender=seat,
+            detail=sessions[seat].explain(cause),  # after stop(): with the end of stderr
+            line=_line_text(line),
+        )
+
     def play_for(self, seat: int) -> bool:
         """Play the pending request of ``seat`` if the arbiter stands in for it."""
         if not self.substitute[seat]:
@@ -234,27 +261,11 @@ async def play_game(
     for session in sessions:
         session.deal_sets_seen.add(spec.deal_set)
 
-    termination = Termination(reason="normal")
     winner = ref.winner if ref.winner is not None else ref.state.winner
     assert winner is not None  # the game is over: by the rules or by a forfeit
-    if faults.first is not None:
-        seat, cause, bad_line = faults.first
-        if not faults.corrupted:
-            await sessions[seat].tell(
-                Forfeit(game=str(spec.game_id), reason=cause.reason, detail=cause.detail)
-            )
-        await sessions[seat].stop()
-        termination = Termination(
-            reason=cause.reason.value,  # plain text, as in a record read back from disk
-            offender=seat,
-            detail=sessions[seat].explain(cause),
-            line=_line_text(bad_line),
-        )
-        winner = 1 - seat  # under every policy, the offender loses
-        if on_event is not None:
-            on_event(
-                f"game {spec.game_id}: {spec.engines[seat]} faulted: {cause.reason}: {cause.detail}"
-            )
+    termination = await faults.settle(spec, sessions, on_event)
+    if termination.offender is not None:
+        winner = 1 - termination.offender  # under every policy, the offender loses
     return _game_record(
         spec,
         deals=ref.deal_records(),

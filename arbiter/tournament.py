@@ -198,20 +198,41 @@ async def run_tournament(
         on_event(warning)
     make_private_dir(out_dir)
     with _locked(out_dir):
-        return await _run_locked(
-            config,
-            base_dir=base_dir,
+        prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
+        hidden = [str(out_dir), *hidden_paths]
+        run = _Run(
+            prep,
             out_dir=out_dir,
-            resume=resume,
-            shard_spec=shard_spec,
-            concurrency=concurrency,
+            commands=engine_commands(prep.config, base_dir, sandboxed=sandboxed, hidden=hidden),
             progress=progress,
             on_event=on_event,
             stop_when=stop_when,
-            errors=errors,
-            sandboxed=sandboxed,
-            hidden_paths=hidden_paths,
+            errors=[] if errors is None else errors,
         )
+        workers = max(1, concurrency or config.concurrency or _cores())
+        starters = min(workers, max(1, len(prep.todo)))
+        queue = _drain(collections.deque(prep.todo))
+        del prep  # the schedule is now only in the queue, which drops games as it hands them out
+        try:
+            async with trio.open_nursery() as nursery:
+                for _ in range(starters):
+                    nursery.start_soon(run.worker, queue)
+        except* JournalError as group:
+            # The journal cannot be written (a full disk): the run cannot go on, and the
+            # user needs one line naming the file, not a group of tracebacks.
+            first: BaseException = group
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise JournalError(
+                f"{first}; the {len(run.results)} games finished before are recorded: make "
+                "room and continue the run with --resume"
+            ) from None
+        finally:
+            reap_escapees(live_pids())
+            run.journal.close()
+            if progress is not None:
+                progress.show(final=True)
+        return sorted(run.results.values(), key=lambda r: r.game_id)
 
 
 def _choose_seed(
@@ -449,60 +470,6 @@ class _SessionPool:
             for session in self._sessions.values():
                 await session.stop()
         self._sessions.clear()
-
-
-async def _run_locked(
-    config: TournamentConfig,
-    *,
-    base_dir: Path,
-    out_dir: Path,
-    resume: bool = False,
-    shard_spec: tuple[int, int] | None = None,
-    concurrency: int | None = None,
-    progress: Progress | None = None,
-    on_event: Callable[[str], None] | None = None,
-    stop_when: Callable[[GameResult], bool] | None = None,
-    errors: list[str] | None = None,
-    sandboxed: bool = False,
-    hidden_paths: Sequence[str] = (),
-) -> list[GameResult]:
-    """:func:`run_tournament` once the output directory is locked."""
-    prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
-    run = _Run(
-        prep,
-        out_dir=out_dir,
-        commands=engine_commands(
-            prep.config, base_dir, sandboxed=sandboxed, hidden=[str(out_dir), *hidden_paths]
-        ),
-        progress=progress,
-        on_event=on_event,
-        stop_when=stop_when,
-        errors=[] if errors is None else errors,
-    )
-    workers = max(1, concurrency or config.concurrency or _cores())
-    starters = min(workers, max(1, len(prep.todo)))
-    queue = _drain(collections.deque(prep.todo))
-    del prep  # the schedule is now only in the queue, which drops games as they are taken
-    try:
-        async with trio.open_nursery() as nursery:
-            for _ in range(starters):
-                nursery.start_soon(run.worker, queue)
-    except* JournalError as group:
-        # The journal cannot be written (a full disk): the run cannot go on, and the
-        # user needs one line naming the file, not a group of tracebacks.
-        first: BaseException = group
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        raise JournalError(
-            f"{first}; the {len(run.results)} games finished before are recorded: make room "
-            "and continue the run with --resume"
-        ) from None
-    finally:
-        reap_escapees(live_pids())
-        run.journal.close()
-        if progress is not None:
-            progress.show(final=True)
-    return sorted(run.results.values(), key=lambda r: r.game_id)
 
 
 class _Run:
