@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from arbiter.rules import (
     Phase,
     Rules,
     RulesError,
+    ScoreReason,
     Seed,
     State,
     beats,
@@ -39,6 +41,7 @@ from arbiter.rules import (
     seed_text,
     trick_score,
 )
+from protocol.view import Scored
 from tests.rules_helpers import act, build_deck, legal, start
 
 # A neutral deal: non-dealer (seat 1) and dealer (seat 0), trumps hearts (turn-up 7H).
@@ -830,3 +833,10 @@ def test_seed_text_makes_int_and_string_seeds_equivalent() -> None:
 )
 def test_short_seeds(seed: Seed, short: bool) -> None:
     assert seed_is_short(seed) is short
+
+
+def test_score_reasons_are_spelled_on_the_wire_as_in_the_rules() -> None:
+    """The protocol (which imports nothing of the rules) spells the reasons out as a
+    Literal; the rules number them.  The two lists must be the same, in the same order."""
+    wire = typing.get_args(typing.get_type_hints(Scored)["reason"])
+    assert wire == tuple(reason.name.lower() for reason in ScoreReason)
