@@ -44,6 +44,7 @@ from arbiter.journal import (
     write_private,
     write_records,
 )
+from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.rules import Seed, seed_sha256
@@ -667,6 +668,7 @@ def main(argv: list[str] | None = None) -> int:
         ScheduleError,
         TournamentError,
         JournalError,
+        PreflightError,
         SandboxUnavailable,
     ) as exc:
         _say(f"ecarte {args.command}: error: {exc}")

@@ -59,6 +59,7 @@ from arbiter.journal import (
     open_private,
     write_private,
 )
+from arbiter.preflight import preflight
 from arbiter.record import GameRecord, RecordError, TerminationReason, check_decks
 from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
@@ -180,6 +181,7 @@ async def run_tournament(
     stop_when: Callable[[GameResult], bool] | None = None,
     errors: list[str] | None = None,
     hidden_paths: Sequence[str] = (),
+    check_engines: bool = True,
 ) -> list[GameResult]:
     """Play (or finish) the tournament; return the result of every game, in game-id order.
 
@@ -191,7 +193,10 @@ async def run_tournament(
     :class:`~arbiter.journal.JournalError` naming its line.  Bots run in the sandbox the
     config's ``sandbox`` asks for (the output directory and ``hidden_paths``, e.g. the
     config file, are hidden from them); with ``auto`` where the sandbox cannot run, one
-    warning goes to ``on_event``.
+    warning goes to ``on_event``.  Unless ``check_engines`` is false, every engine with a
+    game to play is first started once (:func:`~arbiter.preflight.preflight`): one that
+    cannot start stops the run with :class:`~arbiter.preflight.PreflightError` before
+    anything is written.
     """
     sandboxed, warning = sandbox_enabled(config.sandbox)
     if warning is not None and on_event is not None:
@@ -200,10 +205,19 @@ async def run_tournament(
     with _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
         hidden = [str(out_dir), *hidden_paths]
+        commands = engine_commands(prep.config, base_dir, sandboxed=sandboxed, hidden=hidden)
+        if check_engines and (needed := prep.engines_needed()):
+            await preflight(
+                {name: commands[name] for name in needed},
+                options={e.name: e.options for e in prep.config.engines},
+                handshake_ms=prep.config.time_control.handshake_ms,
+                limits=_limits(prep.config),
+            )
+        _begin(prep, out_dir)
         run = _Run(
             prep,
             out_dir=out_dir,
-            commands=engine_commands(prep.config, base_dir, sandboxed=sandboxed, hidden=hidden),
+            commands=commands,
             progress=progress,
             on_event=on_event,
             stop_when=stop_when,
@@ -339,6 +353,17 @@ class _Prepared:
     """Games the journal already holds (on resume), in game-id order."""
     good_bytes: int
     """Length of the journal's intact part (a torn last line is cut off)."""
+    book: FaultBook
+    """The faults of the games found, withdrawals included."""
+
+    def engines_needed(self) -> list[str]:
+        """Engines that play a game still to do (withdrawn ones play none), config order."""
+        needed = {name for game in self.todo for name in game.engines}
+        return [
+            e.name
+            for e in self.config.engines
+            if e.name in needed and e.name not in self.book.withdrawn
+        ]
 
 
 def _prepare(
@@ -349,8 +374,8 @@ def _prepare(
     shard_spec: tuple[int, int] | None,
     on_event: Callable[[str], None] | None,
 ) -> _Prepared:
-    """Fix the seed, check a resume against the interrupted run and read its journal back,
-    create the logs and write ``config.resolved.json``."""
+    """Fix the seed, check a resume against the interrupted run and read its journal back;
+    nothing is written yet (see :func:`_begin`)."""
     journal_path = out_dir / "games.jsonl"
     resolved_path = out_dir / "config.resolved.json"
     old: ResolvedConfig | None = None
@@ -388,18 +413,37 @@ def _prepare(
     for warning in reader.warnings:
         if on_event is not None:
             on_event(f"warning: {warning}; its game will be played again")
-    make_private_dir(out_dir / "logs")
-    for e in config.engines:
-        # Bot stderr logs are opened for appending later on: create them owner-only now.
-        open_private(_log_path(out_dir, e.name), os.O_WRONLY).close()
-    write_private(resolved_path, msgspec.json.format(msgspec.json.encode(resolved)) + b"\n")
+    book = FaultBook((e.name for e in config.engines), config.faults)
+    done = sorted(found.values(), key=lambda r: r.game_id)
+    for r in done:
+        book.note(r)
     return _Prepared(
         config=resolved,
         rules=rules,
         todo=[g for g in games if g.game_id not in found],
-        found=sorted(found.values(), key=lambda r: r.game_id),
+        found=done,
         good_bytes=reader.good_bytes,
+        book=book,
     )
+
+
+def _begin(prep: _Prepared, out_dir: Path) -> None:
+    """Create the logs and write ``config.resolved.json``: the run is under way."""
+    make_private_dir(out_dir / "logs")
+    for e in prep.config.engines:
+        # Bot stderr logs are opened for appending later on: create them owner-only now.
+        open_private(_log_path(out_dir, e.name), os.O_WRONLY).close()
+    write_private(
+        out_dir / "config.resolved.json",
+        msgspec.json.format(msgspec.json.encode(prep.config)) + b"\n",
+    )
+
+
+def _limits(config: TournamentConfig) -> BotLimits | None:
+    """The resource limits of every bot process, if any is set."""
+    if not (config.limits.memory_mb or config.limits.cpu_seconds):
+        return None
+    return BotLimits(memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds)
 
 
 class FaultBook:
@@ -498,7 +542,7 @@ class _Run:
         """Messages of games aborted by an arbiter error (not recorded)."""
         self.results: dict[int, GameResult] = {}
         """Every finished game, found on resume or played now."""
-        self.book = FaultBook((e.name for e in config.engines), config.faults)
+        self.book = prep.book
         self.stopping = False
         """Set when ``stop_when`` says so: no new game is started."""
         tc = config.time_control
@@ -509,25 +553,18 @@ class _Run:
             grace_ms=tc.grace_ms,
             handshake_ms=tc.handshake_ms,
         )
-        self.limits = None
-        if config.limits.memory_mb or config.limits.cpu_seconds:
-            self.limits = BotLimits(
-                memory_mb=config.limits.memory_mb, cpu_seconds=config.limits.cpu_seconds
-            )
+        self.limits = _limits(config)
         self.journal = Journal(out_dir / "games.jsonl", truncate_to=prep.good_bytes)
         self._journal_lock = trio.Lock()
         if progress is not None:
             progress.total = len(prep.todo) + len(prep.found)
             progress.engines = len(config.engines)
-        for r in prep.found:
-            self._count(r, announce=False)
+        for r in prep.found:  # already in the fault book
+            self._count(r)
 
-    def _count(self, rec: GameResult, *, announce: bool = True) -> None:
-        """Take a finished game into the results, the fault book and the progress."""
+    def _count(self, rec: GameResult) -> None:
+        """Take a finished game into the results and the progress."""
         self.results[rec.game_id] = rec
-        announcement = self.book.note(rec)
-        if announce and announcement is not None and self.on_event is not None:
-            self.on_event(announcement)
         if self.progress is not None:
             self.progress.record(rec)
         if self.stop_when is not None and self.stop_when(rec):
@@ -538,7 +575,11 @@ class _Run:
         # The fsync runs in a thread: the event loop keeps timing the other games' bots.
         async with self._journal_lock:
             await trio.to_thread.run_sync(self.journal.append, record)
-        self._count(result_of(record))
+        rec = result_of(record)
+        announcement = self.book.note(rec)
+        if announcement is not None and self.on_event is not None:
+            self.on_event(announcement)
+        self._count(rec)
 
     def spec_of(self, game: ScheduledGame) -> GameSpec:
         """Everything that fixes ``game`` before it is played."""
