@@ -30,13 +30,21 @@ import trio
 
 from arbiter.config import FaultPolicyName
 from arbiter.faults import ArbiterError, BotFault
+from arbiter.hints import fix_hint
 from arbiter.record import DealRecord, EngineInfo, GameRecord, Termination, TerminationReason
 from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
 from arbiter.session import BotSession
 from protocol.messages import Action, Forfeit, decode_from_bot, encode
 
-__all__ = ["FaultPolicyName", "GameSpec", "TimeSettings", "play_game", "unplayed_record"]
+__all__ = [
+    "FaultPolicyName",
+    "GameSpec",
+    "TimeSettings",
+    "fault_line",
+    "play_game",
+    "unplayed_record",
+]
 
 NOTICE_TIMEOUT = 5.0
 """Seconds a bot has to take in a batch of notices (it should read stdin promptly)."""
@@ -120,16 +128,15 @@ class _FaultPolicy:
                 Forfeit(game=str(spec.game_id), reason=cause.reason, detail=cause.detail)
             )
         await sessions[seat].stop()
-        if on_event is not None:
-            on_event(
-                f"game {spec.game_id}: {spec.engines[seat]} faulted: {cause.reason}: {cause.detail}"
-            )
-        return Termination(
+        termination = Termination(
             reason=cause.reason.value,  # plain text, as in a record read back from disk
             offender=seat,
             detail=sessions[seat].explain(cause),  # after stop(): with the end of stderr
             line=_line_text(line),
         )
+        if on_event is not None:
+            on_event(fault_line(spec.game_id, spec.engines[seat], termination))
+        return termination
 
     def play_for(self, seat: int) -> bool:
         """Play the pending request of ``seat`` if the arbiter stands in for it."""
@@ -190,6 +197,17 @@ class _Outbox:
         """The notices held back for ``seat``'s next request."""
         lines, self.held[seat] = self.held[seat], []
         return lines
+
+
+def fault_line(game_id: int, engine: str, end: Termination) -> str:
+    """The line printed when a fault happens: game, engine, reason, detail, the offending
+    line cut short, and how to fix it."""
+    text = f"game {game_id}: {engine} faulted: {end.reason}: {end.detail}"
+    if end.line is not None:
+        shown = end.line if len(end.line) <= 60 else end.line[:60] + "..."
+        text += f"; its line: {shown!r}"
+    hint = fix_hint(end.reason, end.detail, end.line)
+    return text if hint is None else f"{text}; fix: {hint}"
 
 
 def _line_text(line: bytes | None) -> str | None:

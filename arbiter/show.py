@@ -18,6 +18,7 @@ from typing import TextIO
 
 from arbiter.cards import SUIT_CHARS, Card
 from arbiter.check import terminal_safe
+from arbiter.hints import fix_hint
 from arbiter.journal import JournalReader
 from arbiter.record import GameRecord, RecordError, rereferee
 from arbiter.rules import Phase, new_game
@@ -263,6 +264,9 @@ class _Renderer:
             yield f"  {terminal_safe(end.detail)}"
         if end.line is not None:
             yield f"  line: {terminal_safe(end.line)}"
+        hint = fix_hint(end.reason, end.detail or "", end.line)
+        if hint is not None:
+            yield f"  fix: {hint}"
         if rec.corrupted:
             yield "  the arbiter played random legal actions for the offender from then on"
 

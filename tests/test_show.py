@@ -227,6 +227,7 @@ def test_fault_is_shown_with_its_line_made_safe(
     assert f"fault: invalid_message {rec.engines[offender]} (seat {offender})" in text
     assert 'line: {"type":"action"\\x1b[2J' in text and "\x1b" not in text
     assert "(the game stopped here)" in text
+    assert "  fix: send one JSON object per line" in text
 
 
 def test_errors_are_one_line_with_exit_status_2(

@@ -1,0 +1,88 @@
+"""How to fix a fault: one hint per cause, for bot authors.
+
+A fault's reason says what the arbiter saw (a timeout, a malformed line); the hint
+says what the bot most likely did wrong and what to change.  It is worked out from
+the reason, the detail and the offending line of a record, so every place that shows
+a fault — the line printed when it happens, ``ecarte show``, ``ecarte check`` — gives
+the same advice, and records written before hints existed get them too.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["fix_hint"]
+
+_MISSING_MODULE = re.compile(r"No module named '?([\w.]+)'?")
+
+
+def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
+    """The advice for a fault of ``reason`` with ``detail`` and offending ``line``, if any.
+
+    >>> fix_hint("invalid_message", "unrequested line", "thinking...")
+    'write logs and debug output to stderr: stdout carries protocol lines only'
+    """
+    missing = _MISSING_MODULE.search(detail)
+    if missing is not None:
+        return (
+            f"the bot's Python has no module {missing.group(1)!r}: run the bot with the "
+            "Python that has the package installed (e.g. /path/to/.venv/bin/python3 "
+            "mybot.py as its command), or install the package into the Python it runs with"
+        )
+    if reason == "invalid_message":
+        return _invalid_message_hint(detail, line)
+    if reason == "timeout":
+        if "did not read its input" in detail:
+            return (
+                "keep reading stdin while you think: notices arrive between requests, and a "
+                "bot that stops reading blocks the arbiter's writes"
+            )
+        return (
+            "answer within the request's time_ms (and clock_ms), and flush stdout after each "
+            "line (print(..., flush=True)): an unflushed reply never reaches the arbiter"
+        )
+    if reason == "no_handshake":
+        return (
+            "answer the arbiter's hello with your own at once, and flush stdout after it; "
+            "start-up work (loading tables) must fit in the handshake time"
+        )
+    if reason == "disconnected":
+        if "closed its stdout" in detail or "closed its stdin" in detail:
+            return "keep stdin and stdout open until the arbiter sends quit"
+        if "killed by" in detail:
+            return "the bot was killed by a signal: look at its stderr log for the cause"
+        return (
+            "the bot exited: its stderr log (OUT/logs/) shows why; a bot keeps running and "
+            "reading stdin until quit, a forfeit or the end of its input"
+        )
+    if reason == "illegal_action":
+        if line is not None and "10" in line:
+            return "the ten is written T (TH, not 10H)"
+        return (
+            "send one of the request's legal actions, spelled as listed in view.legal "
+            "(a discard's cards may be in any order)"
+        )
+    if reason == "resource_limit":
+        return (
+            "the bot went over the memory or CPU limit set in the config's limits: use less, "
+            "or raise the limit"
+        )
+    return None
+
+
+def _invalid_message_hint(detail: str, line: str | None) -> str:
+    if "does not answer request" in detail:
+        return "echo the id of the request you are answering, and answer each request once"
+    if "unrequested line" in detail or (
+        line is not None and "malformed JSON" in detail and not line.lstrip().startswith("{")
+    ):
+        return "write logs and debug output to stderr: stdout carries protocol lines only"
+    if "unknown field" in detail:
+        return "send only the fields the message defines (check their spelling)"
+    if "duplicate key" in detail:
+        return "write each key of a JSON object once"
+    if "handshake" in detail:
+        return 'answer the arbiter\'s hello with {"type": "hello", "protocol": 1, "name": ...}'
+    if "long" in detail:
+        return "keep each line under 64 KiB"
+    return "send one JSON object per line, as the protocol defines the message"
