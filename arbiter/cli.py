@@ -153,7 +153,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if overrides:
         config = msgspec.structs.replace(config, **overrides)
     shard_spec = parse_shard(args.shard) if args.shard else None
-    out = Path(config.out)
+    # The config's out: is relative to the config file, --out to the shell's directory.
+    out = Path(config.out) if args.out is not None else base / config.out
     words = ("ecarte", "tournament", *([source] if source else []))
     resume_with = ResumeCommand(words, seed=args.seed, shard=shard_spec)
     return _run(config, base, out, args.resume, shard_spec, source, args, resume_with)
