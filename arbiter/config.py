@@ -22,11 +22,11 @@ from arbiter.schedule import Format
 
 __all__ = [
     "BUNDLED_ENGINES",
+    "NEXT_GAME_DEALER_REFUSED",
     "ConfigError",
     "EngineConfig",
     "FaultPolicy",
     "Limits",
-    "NEXT_GAME_DEALER_REFUSED",
     "RulesConfig",
     "TimeControl",
     "TournamentConfig",
