@@ -180,7 +180,7 @@ def _run(
     summary: Callable[[], str] | None = None,
 ) -> int:
     if progress is None:
-        progress = Progress(total=0, quiet=args.quiet)
+        progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
     say = progress.say
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
@@ -493,7 +493,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         ),
         "the command line",
     )
-    progress = Progress(total=0, quiet=args.quiet)
+    progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
     stop_when = None
     summary = None
     if args.sprt is not None:

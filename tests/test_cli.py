@@ -135,7 +135,7 @@ def test_resume_hint_repeats_only_a_seed_the_user_typed(
         (["random", "greedy", "--seed", "7"], "--games 20 --resume --out OUT --seed 7"),
         (
             ["random", "greedy", "--sprt", "elo0=0", "elo1=5", "--time-per-move", "50"],
-            "--time-per-move 50 --sprt elo0=0 elo1=5 --max-games 20000 --resume --out OUT",
+            "--time-per-move 50 --sprt elo0=0 elo1=5 --games 20000 --resume --out OUT",
         ),
         (["tournament", "CONFIG", "--shard", "2/3"], "--resume --out OUT --shard 2/3"),
     ],
