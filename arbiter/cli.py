@@ -356,6 +356,11 @@ def _engine_spec(terms: list[str]) -> EngineConfig:
     )
 
 
+def _names_given(terms: list[str]) -> list[str]:
+    """The name= of an --engine, if it has one."""
+    return [t.removeprefix("name=") for t in terms if t.startswith("name=")]
+
+
 def _unique_names(engines: list[EngineConfig]) -> list[EngineConfig]:
     """Engines named twice get -2, -3, ... (``match random random``)."""
     seen: dict[str, int] = {}
@@ -440,11 +445,13 @@ def cmd_match(args: argparse.Namespace) -> int:
             f"a match needs at least two engines, got {len(engines)}: name them as "
             "arguments (bundled names or command lines) or with --engine cmd=..."
         )
+    chosen = [n for terms in args.engine or [] for n in _names_given(terms)]
+    taken = [e.name for e in engines]
+    for name in chosen:
+        if taken.count(name) > 1:
+            raise UsageError(f"engine name {name!r} is used twice; give one of them name=...")
     engines = _unique_names(engines)
     names = [e.name for e in engines]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise UsageError(f"engine name {dupes[0]!r} is used twice; give one of them name=...")
     if args.sprt is not None and len(engines) != 2:
         raise UsageError(f"--sprt tests one engine against one other, not {len(engines)} engines")
     if args.gauntlet and len(engines) < 3:
