@@ -483,7 +483,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     first = engines[0].name
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     title = f"{first} vs {engines[1].name}" if len(engines) == 2 else f"{first} and others"
-    default_out = "-vs-".join(names) if len(engines) == 2 else f"{first}-gauntlet"
+    kind = "gauntlet" if args.gauntlet else "round-robin"
+    default_out = "-vs-".join(names) if len(engines) == 2 else f"{first}-{kind}"
     out = Path(args.out or f"tournaments/match-{default_out}-{stamp}")
     config = check_config(
         TournamentConfig(
