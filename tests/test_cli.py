@@ -351,8 +351,16 @@ def test_config_paths_resolve_against_the_config_file_from_another_directory(
     records = read_journal(conf / "results" / "games.jsonl").records
     assert [r.termination.reason for r in records] == ["normal", "normal"]
     assert not (elsewhere / "results").exists()
+    seen: list[Path] = []
+
+    async def record_out(*args: object, out_dir: Path, **kwargs: object) -> list[object]:
+        seen.append(out_dir)
+        out_dir.mkdir()
+        return []
+
+    monkeypatch.setattr(cli, "run_tournament", record_out)
     assert cli_main(["tournament", "../conf/t.yaml", "--quiet", "--out", "mine"]) == 0
-    assert len(read_journal(elsewhere / "mine" / "games.jsonl").records) == 2
+    assert [p.resolve() for p in seen] == [elsewhere / "mine"]
 
 
 def _match_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
