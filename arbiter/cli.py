@@ -528,9 +528,6 @@ def cmd_match(args: argparse.Namespace) -> int:
         def summary() -> str:
             return sprt_verdict(state, first, engines[1].name, max_pairs=games // 2)
 
-    if args.debug:
-        # Every line each way, timestamped, in OUT/logs/NAME.traffic.log.
-        traffic_dir.set(str(out.resolve() / "logs"))
     words = ["ecarte", "match", *args.engines]
     for terms in args.engine or []:
         words += ["--engine", *terms]
@@ -548,19 +545,24 @@ def cmd_match(args: argparse.Namespace) -> int:
         words += ["--sprt", *args.sprt]
     words += ["--games", str(games)]
     resume_with = ResumeCommand(tuple(words), seed=args.seed)
-    return _run(
-        config,
-        Path.cwd(),
-        out,
-        args.resume,
-        None,
-        None,
-        args,
-        resume_with,
-        stop_when,
-        progress=progress,
-        summary=summary,
-    )
+    # --debug: every line each way, timestamped, in OUT/logs/NAME.traffic.log.
+    token = traffic_dir.set(str(out.resolve() / "logs") if args.debug else None)
+    try:
+        return _run(
+            config,
+            Path.cwd(),
+            out,
+            args.resume,
+            None,
+            None,
+            args,
+            resume_with,
+            stop_when,
+            progress=progress,
+            summary=summary,
+        )
+    finally:
+        traffic_dir.reset(token)
 
 
 def sprt_verdict(state: SprtState, a: str, b: str, *, max_pairs: int) -> str:

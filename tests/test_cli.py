@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from arbiter import cli
+from arbiter.bot import traffic_dir
 from arbiter.cli import main as cli_main
 from arbiter.journal import encode_record, read_journal, write_records
 from arbiter.record import GameRecord, Termination
@@ -481,6 +482,7 @@ def test_match_gauntlet_with_named_engines_options_clock_rules_and_debug_log(
     assert any(re.fullmatch(stamp + r'<< \{"type":"hello","name":"greedy".*', ln) for ln in lines)
     assert any(re.fullmatch(stamp + r'<< \{"type":"action".*', ln) for ln in lines)
     assert not (out / "logs" / "random.traffic.log").stat().st_mode & 0o077
+    assert traffic_dir.get() is None  # a later run in this process logs nothing
 
 
 def test_sprt_games_is_the_maximum_and_the_summary_says_no_decision(
