@@ -75,7 +75,9 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import IO, Final
 
@@ -101,6 +103,7 @@ __all__ = [
     "Limits",
     "Transcript",
     "open_bot",
+    "traffic_dir",
 ]
 
 DEFAULT_STDERR_CAP: Final = 1_000_000
@@ -807,10 +810,40 @@ class Bot:
                 await stream.aclose()
 
 
+async def _close_at_exit(log: IO[bytes]) -> None:
+    """Close ``log`` when the bot's nursery ends (it is cancelled once the bot is reaped)."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        log.close()
+
+
 def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a stderr log for appending, owner-only (a bot's stderr may quote its cards)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     return os.fdopen(fd, "ab")
+
+
+traffic_dir: ContextVar[str | None] = ContextVar("traffic_dir", default=None)
+"""Set to a directory, :func:`open_bot` appends every line each way, with a UTC
+timestamp and the process id, to ``DIR/NAME.traffic.log`` (``ecarte match --debug``)."""
+
+
+def _traffic_logger(
+    directory: str, name: str, pid: int, then: Transcript | None
+) -> tuple[Transcript, IO[bytes]]:
+    """A transcript that writes ``TIME PID >> line`` to the bot's traffic log, then ``then``."""
+    log = _open_log(os.path.join(directory, name.replace("/", "_") + ".traffic.log"))
+
+    def write(direction: Direction, line: bytes) -> None:
+        stamp = datetime.now(UTC).isoformat(timespec="microseconds")
+        # One write per line: processes of the same engine share the file (O_APPEND).
+        log.write(f"{stamp} {pid} {direction.value} ".encode() + line + b"\n")
+        log.flush()
+        if then is not None:
+            then(direction, line)
+
+    return write, log
 
 
 @asynccontextmanager
@@ -854,6 +887,10 @@ async def open_bot(
                 if log is not None:
                     log.close()
                 raise
+            debug_dir = traffic_dir.get()
+            if debug_dir is not None:
+                transcript, traffic = _traffic_logger(debug_dir, name, proc.pid, transcript)
+                nursery.start_soon(_close_at_exit, traffic)
             bot = Bot(
                 name=name,
                 proc=proc,

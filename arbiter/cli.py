@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 import re
 import secrets
 import shlex
@@ -21,15 +22,20 @@ from typing import Any, NamedTuple
 
 import msgspec
 import trio
+import yaml
 
+from arbiter.bot import traffic_dir
 from arbiter.check import terminal_safe
 from arbiter.config import (
     BUNDLED_ENGINES,
+    NEXT_GAME_DEALER_REFUSED,
     ConfigError,
     EngineConfig,
     ResolvedConfig,
+    RulesConfig,
     TimeControl,
     TournamentConfig,
+    check_config,
     load_config,
     parse_config,
     read_resolved,
@@ -47,7 +53,7 @@ from arbiter.journal import (
 from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
-from arbiter.rules import Seed, seed_sha256
+from arbiter.rules import RulesError, Seed, make_rules, seed_sha256
 from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
@@ -158,7 +164,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if overrides:
         config = msgspec.structs.replace(config, **overrides)
     shard_spec = parse_shard(args.shard) if args.shard else None
-    out = Path(config.out)
+    # The config's out: is relative to the config file, --out to the shell's directory.
+    out = Path(config.out) if args.out is not None else base / config.out
     words = ("ecarte", "tournament", *([source] if source else []))
     resume_with = ResumeCommand(words, seed=args.seed, shard=shard_spec)
     return _run(config, base, out, args.resume, shard_spec, source, args, resume_with)
@@ -174,8 +181,12 @@ def _run(
     args: argparse.Namespace,
     resume_with: ResumeCommand,
     stop_when: Any = None,
+    progress: Progress | None = None,
+    summary: Callable[[], str] | None = None,
 ) -> int:
-    progress = Progress(total=0, quiet=args.quiet)
+    if progress is None:
+        progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
+    say = progress.say
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
     if args.sandbox:
@@ -193,7 +204,7 @@ def _run(
                 resume=resume,
                 shard_spec=shard_spec,
                 progress=progress,
-                on_event=lambda text: _say(terminal_safe(text)),  # may quote a bot
+                on_event=lambda text: say(terminal_safe(text)),  # may quote a bot
                 stop_when=stop_when,
                 errors=errors,
                 hidden_paths=hidden,
@@ -220,6 +231,8 @@ def _run(
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
     print(_write_outputs(results, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
+    if summary is not None:
+        print(summary())
     if errors:
         _say(
             f"{len(errors)} game(s) were aborted by arbiter errors and not recorded; "
@@ -262,6 +275,15 @@ async def _until_signal(
 # ----------------------------------------------------------------------------- match
 
 
+def _engine_name(argv: list[str]) -> str:
+    """``python3 bots/mybot.py --fast`` is named ``mybot``; ``./mybot`` is named ``mybot``."""
+    words = [w for w in argv if not w.startswith("-")]
+    name = Path(words[-1] if words else argv[0]).name
+    for ext in (".py", ".js", ".exe"):
+        name = name.removesuffix(ext)
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "bot"
+
+
 def _engine(spec: str) -> EngineConfig:
     """A bundled engine by name, or a command line named after its program or script."""
     if spec in BUNDLED_ENGINES:
@@ -272,13 +294,89 @@ def _engine(spec: str) -> EngineConfig:
             f"{spec!r} is neither a bundled engine ({', '.join(BUNDLED_ENGINES)}) nor a "
             "command that can be found"
         )
-    # "python3 bots/mybot.py --fast" is named "mybot"; "./mybot" is named "mybot".
-    words = [w for w in argv if not w.startswith("-")]
-    name = Path(words[-1] if words else argv[0]).name
-    for ext in (".py", ".js", ".exe"):
-        name = name.removesuffix(ext)
-    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "bot"
-    return EngineConfig(name=name, command=spec)
+    return EngineConfig(name=_engine_name(argv), command=spec)
+
+
+def _scalar(text: str) -> Any:
+    """A value typed on the command line: a number, true/false, null, or else the text."""
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, str | int | float | bool | None) else text
+
+
+ENGINE_KEYS = ("cmd", "name", "dir", "option.KEY", "env.KEY")
+"""What ``--engine`` takes, cutechess style: ``--engine cmd=./bot name=mine option.depth=3``."""
+
+
+def _engine_spec(terms: list[str]) -> EngineConfig:
+    """An engine from ``--engine`` terms (``cmd`` is a bundled name or a command line)."""
+    fields: dict[str, str] = {}
+    options: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    for term in terms:
+        key, sep, value = term.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"--engine {term!r}: expected KEY=VALUE with KEY one of {', '.join(ENGINE_KEYS)}"
+            )
+        if key.startswith("option.") and key != "option.":
+            options[key.removeprefix("option.")] = _scalar(value)
+        elif key.startswith("env.") and key != "env.":
+            env[key.removeprefix("env.")] = value
+        elif key in ("cmd", "name", "dir"):
+            if key in fields:
+                raise UsageError(f"--engine: {key}= is given twice")
+            fields[key] = value
+        else:
+            raise UsageError(
+                f"--engine {term!r}: unknown key {key!r}; known keys: {', '.join(ENGINE_KEYS)}"
+            )
+    if not fields.get("cmd"):
+        raise UsageError(
+            "--engine needs cmd=COMMAND (a bundled engine name or a command line), "
+            f"got {' '.join(terms)!r}"
+        )
+    cmd = fields["cmd"]
+    cwd = fields.get("dir")
+    if cmd in BUNDLED_ENGINES:
+        engine = EngineConfig(name=cmd, builtin=cmd)
+    else:
+        argv = shlex.split(cmd)
+        if not argv:
+            raise UsageError("--engine cmd= is empty")
+        program = Path(cwd or ".") / argv[0] if "/" in argv[0] else None
+        if not (program.is_file() if program else shutil.which(argv[0])):
+            raise UsageError(
+                f"--engine cmd={cmd!r}: {argv[0]!r} is neither a bundled engine "
+                f"({', '.join(BUNDLED_ENGINES)}) nor a program that can be found"
+                + (f" in {cwd!r}" if cwd and program else "")
+            )
+        engine = EngineConfig(name=_engine_name(argv), command=cmd)
+    if cwd is not None and not Path(cwd).is_dir():
+        raise UsageError(f"--engine dir={cwd!r}: no such directory")
+    return msgspec.structs.replace(
+        engine, name=fields.get("name", engine.name), cwd=cwd, options=options, env=env
+    )
+
+
+def _names_given(terms: list[str]) -> list[str]:
+    """The name= of an --engine, if it has one."""
+    return [t.removeprefix("name=") for t in terms if t.startswith("name=")]
+
+
+def _unique_names(engines: list[EngineConfig]) -> list[EngineConfig]:
+    """Engines named twice get -2, -3, ... (``match random random``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for e in engines:
+        n = seen[e.name] = seen.get(e.name, 0) + 1
+        if n > 1:
+            builtin = e.builtin or (e.name if e.command is None else None)
+            e = msgspec.structs.replace(e, name=f"{e.name}-{n}", builtin=builtin)
+        out.append(e)
+    return out
 
 
 def _parse_sprt(tokens: list[str]) -> dict[str, float]:
@@ -291,40 +389,133 @@ def _parse_sprt(tokens: list[str]) -> dict[str, float]:
             values[key] = float(val)
         except ValueError:
             raise UsageError(f"bad --sprt value {tok!r}: {val!r} is not a number") from None
+        if not math.isfinite(values[key]):
+            raise UsageError(f"bad --sprt value {tok!r}: not a finite number")
     if values["elo1"] <= values["elo0"]:
         raise UsageError("--sprt needs elo1 > elo0")
+    for key in ("alpha", "beta"):
+        if not 0.0 < values[key] < 0.5:
+            raise UsageError(
+                f"--sprt {key}={values[key]:g}: an error rate must lie strictly between 0 "
+                "and 0.5 (e.g. 0.05)"
+            )
     return values
 
 
+def _positive_int(what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least 1, refused with a message naming ``what``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {what}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{value} {what}: must be at least 1")
+        return value
+
+    return parse
+
+
+def _seconds(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"--clock: {what} {text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--clock: {what} {text!r} must be a number of seconds >= 0")
+    return value
+
+
+def _clock(text: str) -> tuple[int, int]:
+    """``--clock BASE[+INC]`` in seconds (``60+0.5``) as milliseconds (bank, increment)."""
+    if "/" in text:
+        raise UsageError(
+            f"--clock {text}: moves per period (cutechess 40/60) do not exist here; a clock is "
+            "BASE[+INC] in seconds, e.g. 60+0.5"
+        )
+    base_text, _, inc_text = text.partition("+")
+    base = _seconds(base_text, "clock base")
+    inc = _seconds(inc_text, "clock increment") if inc_text else 0.0
+    if round(base * 1000) < 1:
+        raise UsageError(f"--clock {text}: the bank must be more than 0 seconds")
+    return round(base * 1000), round(inc * 1000)
+
+
 def cmd_match(args: argparse.Namespace) -> int:
-    a = _engine(args.a)
-    b = _engine(args.b)
-    if a.name == b.name:
-        builtin = b.builtin or (args.b if b.command is None else None)
-        b = msgspec.structs.replace(b, name=f"{b.name}-2", builtin=builtin)
-    games = args.games
-    if args.sprt is not None:
-        games = args.max_games
+    engines = [_engine(spec) for spec in args.engines]
+    engines += [_engine_spec(terms) for terms in args.engine or []]
+    if len(engines) < 2:
+        raise UsageError(
+            f"a match needs at least two engines, got {len(engines)}: name them as "
+            "arguments (bundled names or command lines) or with --engine cmd=..."
+        )
+    chosen = [n for terms in args.engine or [] for n in _names_given(terms)]
+    taken = [e.name for e in engines]
+    for name in chosen:
+        if taken.count(name) > 1:
+            raise UsageError(f"engine name {name!r} is used twice; give one of them name=...")
+    engines = _unique_names(engines)
+    names = [e.name for e in engines]
+    if args.sprt is not None and len(engines) != 2:
+        raise UsageError(f"--sprt tests one engine against one other, not {len(engines)} engines")
+    if args.gauntlet and len(engines) < 3:
+        raise UsageError("--gauntlet plays the first engine against the rest: name three or more")
+    games = args.games if args.games is not None else 20_000 if args.sprt is not None else 20
     if games % 2:
         raise UsageError(
             f"--games {games}: games are played in duplicate pairs, use an even number"
         )
+    if args.clock is not None and args.time_per_move is not None:
+        raise UsageError("--clock and --time-per-move exclude each other: choose one")
+    if args.clock is not None:
+        clock_ms, inc_ms = _clock(args.clock)
+        time_control = TimeControl(per_move_ms=None, clock_ms=clock_ms, increment_ms=inc_ms)
+    else:
+        time_control = TimeControl(per_move_ms=args.time_per_move or 1000)
+    rule_options: dict[str, Any] = {}
+    for term in args.rule or []:
+        key, sep, value = term.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--rule {term!r}: expected KEY=VALUE, e.g. --rule target=7")
+        if key == "next_game_dealer":
+            raise UsageError(f"--rule {term}: {NEXT_GAME_DEALER_REFUSED}")
+        rule_options[key] = _scalar(value)
+    try:
+        make_rules(args.rules, **rule_options)
+    except RulesError as exc:
+        raise UsageError(f"--rules/--rule: {exc}") from None
+    first = engines[0].name
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-    out = Path(args.out or f"tournaments/match-{a.name}-vs-{b.name}-{stamp}")
-    config = TournamentConfig(
-        name=f"{a.name} vs {b.name}",
-        engines=[a, b],
-        games_per_pairing=games,
-        seed=args.seed,
-        time_control=TimeControl(per_move_ms=args.time_per_move),
-        concurrency=args.concurrency,
-        out=str(out),
+    title = f"{first} vs {engines[1].name}" if len(engines) == 2 else f"{first} and others"
+    kind = "gauntlet" if args.gauntlet else "round-robin"
+    default_out = "-vs-".join(names) if len(engines) == 2 else f"{first}-{kind}"
+    out = Path(args.out or f"tournaments/match-{default_out}-{stamp}")
+    config = check_config(
+        TournamentConfig(
+            name=title if not args.gauntlet else f"{first} gauntlet",
+            engines=engines,
+            format="gauntlet" if args.gauntlet else "round_robin",
+            challenger=first if args.gauntlet else None,
+            games_per_pairing=games,
+            seed=args.seed,
+            rules=RulesConfig(preset=args.rules, options=rule_options),
+            time_control=time_control,
+            concurrency=args.concurrency,
+            out=str(out),
+        ),
+        "the command line",
     )
+    progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
     stop_when = None
+    summary = None
     if args.sprt is not None:
         p = _parse_sprt(args.sprt)
-        _say(f"SPRT elo0={p['elo0']} elo1={p['elo1']} alpha={p['alpha']} beta={p['beta']} on pairs")
-        state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=a.name)
+        _say(
+            f"SPRT elo0={p['elo0']:g} elo1={p['elo1']:g} alpha={p['alpha']:g} "
+            f"beta={p['beta']:g} on pairs, at most {games} games ({games // 2} pairs)"
+        )
+        state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=first)
 
         def stop_when(result: GameResult) -> bool:
             # Incremental: each finished game once; a pair counts when both games are in.
@@ -332,20 +523,68 @@ def cmd_match(args: argparse.Namespace) -> int:
                 return False
             res = state.result()
             c = state.counts
-            _say(
+            progress.say(
                 f"SPRT: pairs {c.total} (+{c.won} ={c.split} -{c.lost})  LLR {res.llr:.2f} "
                 f"[{res.lower:.2f}, {res.upper:.2f}]"
                 + (f"  -> accept {res.decision}" if res.decision else "")
             )
             return res.decision is not None
 
-    words = ["ecarte", "match", args.a, args.b, "--time-per-move", str(args.time_per_move)]
-    if args.sprt is not None:
-        words += ["--sprt", *args.sprt, "--max-games", str(args.max_games)]
+        def summary() -> str:
+            return sprt_verdict(state, first, engines[1].name, max_pairs=games // 2)
+
+    words = ["ecarte", "match", *args.engines]
+    for terms in args.engine or []:
+        words += ["--engine", *terms]
+    if args.clock is not None:
+        words += ["--clock", args.clock]
     else:
-        words += ["--games", str(args.games)]
+        words += ["--time-per-move", str(time_control.per_move_ms)]
+    if args.rules != "default":
+        words += ["--rules", args.rules]
+    for term in args.rule or []:
+        words += ["--rule", term]
+    if args.gauntlet:
+        words.append("--gauntlet")
+    if args.sprt is not None:
+        words += ["--sprt", *args.sprt]
+    words += ["--games", str(games)]
     resume_with = ResumeCommand(tuple(words), seed=args.seed)
-    return _run(config, Path.cwd(), out, args.resume, None, None, args, resume_with, stop_when)
+    # --debug: every line each way, timestamped, in OUT/logs/NAME.traffic.log.
+    token = traffic_dir.set(str(out.resolve() / "logs") if args.debug else None)
+    try:
+        return _run(
+            config,
+            Path.cwd(),
+            out,
+            args.resume,
+            None,
+            None,
+            args,
+            resume_with,
+            stop_when,
+            progress=progress,
+            summary=summary,
+        )
+    finally:
+        traffic_dir.reset(token)
+
+
+def sprt_verdict(state: SprtState, a: str, b: str, *, max_pairs: int) -> str:
+    """The closing line of an SPRT: which hypothesis was accepted, or that none was."""
+    res = state.result()
+    figures = f"LLR {res.llr:.2f}, bounds [{res.lower:.2f}, {res.upper:.2f}]"
+    hypotheses = f"H0: Elo <= {state.elo0:g}, H1: Elo >= {state.elo1:g} for {a} against {b}"
+    if res.decision == "H1":
+        return f"SPRT verdict: H1 accepted after {res.pairs} pairs ({figures}; {hypotheses})"
+    if res.decision == "H0":
+        return f"SPRT verdict: H0 accepted after {res.pairs} pairs ({figures}; {hypotheses})"
+    why = (
+        f"the maximum of {max_pairs} pairs (--games {2 * max_pairs}) was reached"
+        if res.pairs >= max_pairs
+        else "the run ended early"
+    )
+    return f"SPRT verdict: no decision after {res.pairs} pairs: {why} ({figures}; {hypotheses})"
 
 
 # ----------------------------------------------------------------------------- stats, merge
@@ -592,7 +831,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("config", nargs="?", help="YAML config (default: the bundled round-robin)")
     t.add_argument("--out", help="output directory (overrides the config's out)")
     t.add_argument("--seed", type=_seed_arg, help="an int or a string (overrides the config)")
-    t.add_argument("--concurrency", type=int, help="games at once (default: number of cores)")
+    t.add_argument(
+        "--concurrency",
+        type=_positive_int("games at once"),
+        help="games at once (default: number of cores)",
+    )
     t.add_argument("--resume", action="store_true", help="continue an interrupted run")
     t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
     t.add_argument("--quiet", action="store_true", help="no progress output")
@@ -603,14 +846,56 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.set_defaults(func=cmd_tournament)
 
-    m = sub.add_parser("match", help="a match between two bots")
-    m.add_argument("a", help="bundled engine name or command line")
-    m.add_argument("b", help="bundled engine name or command line")
-    m.add_argument("--games", type=int, default=20, help="games (even: duplicate pairs)")
+    m = sub.add_parser(
+        "match",
+        help="a match between bots (two, a round-robin of more, or a --gauntlet)",
+        description="Engines are named as arguments (a bundled engine or a command line) "
+        "and/or with --engine KEY=VALUE ... (cutechess style).",
+    )
+    m.add_argument(
+        "engines", nargs="*", metavar="ENGINE", help="bundled engine name or command line"
+    )
+    m.add_argument(
+        "--engine",
+        action="append",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="an engine: cmd=COMMAND (or a bundled name) [name=NAME] [dir=DIR] "
+        "[option.KEY=VALUE ...] [env.KEY=VALUE ...]; repeat for each engine",
+    )
+    m.add_argument(
+        "--games",
+        "--max-games",
+        type=_positive_int("games"),
+        help="games per pairing, even (default 20); with --sprt the most games to play "
+        "(default 20000)",
+    )
     m.add_argument("--seed", type=_seed_arg, help="seed, an int or a string (default: random)")
-    m.add_argument("--time-per-move", type=int, default=1000, metavar="MS")
+    m.add_argument(
+        "--time-per-move",
+        type=_positive_int("milliseconds per move"),
+        metavar="MS",
+        help="time for each decision in milliseconds (default 1000)",
+    )
+    m.add_argument(
+        "--clock",
+        metavar="BASE[+INC]",
+        help="a game clock in seconds per bot, with an increment per decision, e.g. 60+0.5",
+    )
+    m.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    m.add_argument(
+        "--rule", action="append", metavar="KEY=VALUE", help="a rules option, e.g. target=7"
+    )
+    m.add_argument(
+        "--gauntlet", action="store_true", help="the first engine plays each of the others"
+    )
+    m.add_argument(
+        "--debug",
+        action="store_true",
+        help="log every line to and from each bot, timestamped, in OUT/logs/NAME.traffic.log",
+    )
     m.add_argument("--out", help="output directory (default: tournaments/match-TIMESTAMP)")
-    m.add_argument("--concurrency", type=int)
+    m.add_argument("--concurrency", type=_positive_int("games at once"))
     m.add_argument("--resume", action="store_true")
     m.add_argument("--quiet", action="store_true")
     m.add_argument(
@@ -622,16 +907,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--sprt",
         nargs="+",
         metavar="K=V",
-        help="run pairs until the SPRT decides: elo0=0 elo1=10 [alpha=0.05 beta=0.05]",
+        help="run pairs until the SPRT decides, at most --games games: elo0=0 elo1=10 "
+        "[alpha=0.05 beta=0.05]",
     )
-    m.add_argument("--max-games", type=int, default=20_000, help="cap on games with --sprt")
     m.set_defaults(func=cmd_match)
 
     c = sub.add_parser("check", help="check a bot's protocol compliance")
     c.add_argument("command", help="the bot's command line, quoted")
-    c.add_argument("--games", type=int, default=30, help="most games to play against random")
-    c.add_argument("--time-per-move", type=int, default=2000, metavar="MS")
-    c.add_argument("--handshake-ms", type=int, default=10_000, metavar="MS")
+    c.add_argument(
+        "--games",
+        type=_positive_int("games"),
+        default=30,
+        help="most games to play against random",
+    )
+    c.add_argument(
+        "--time-per-move", type=_positive_int("milliseconds per move"), default=2000, metavar="MS"
+    )
+    c.add_argument(
+        "--handshake-ms", type=_positive_int("milliseconds"), default=10_000, metavar="MS"
+    )
     c.add_argument(
         "--sandbox",
         choices=typing.get_args(SandboxMode),

@@ -23,6 +23,7 @@ from arbiter.schedule import Format
 
 __all__ = [
     "BUNDLED_ENGINES",
+    "NEXT_GAME_DEALER_REFUSED",
     "ConfigError",
     "EngineConfig",
     "FaultPolicy",
@@ -32,6 +33,7 @@ __all__ = [
     "RulesConfig",
     "TimeControl",
     "TournamentConfig",
+    "check_config",
     "engine_argv",
     "load_config",
     "parse_config",
@@ -152,7 +154,8 @@ class TournamentConfig(_Strict, frozen=True):
     a 128-bit secret drawn when the run starts (and recorded in
     ``OUT/config.resolved.json``, where ``--resume`` finds it)."""
     out: str = "tournaments/out"
-    """Output directory (relative to the working directory)."""
+    """Output directory (relative to the config file; ``--out`` is relative to the shell's
+    working directory)."""
 
     def resolved_rules(self) -> Rules:
         """The validated rule set."""
@@ -205,13 +208,25 @@ def read_resolved(path: Path) -> ResolvedConfig:
 
 
 def engine_argv(engine: EngineConfig, base: Path) -> tuple[list[str], str | None]:
-    """The command line and working directory of an engine."""
-    cwd = str((base / engine.cwd).resolve()) if engine.cwd else None
+    """The command line and working directory of an engine; relative paths from ``base``.
+
+    ``base`` is the config file's directory (the shell's for engines named on the command
+    line).  An engine with a command runs in its ``cwd`` (relative to ``base``), or in
+    ``base`` itself, so that a program path like ``./bot`` and a script argument like
+    ``bots/mine.py`` mean the same wherever the arbiter is started.  A program path with a
+    ``/`` is made absolute, so that messages about it name the file.
+    """
+    cwd = os.path.abspath(base / engine.cwd) if engine.cwd else None
     if engine.command is None:
         builtin = engine.builtin or engine.name
         # Bundled engines run under this interpreter: no PATH lookup, no pyenv shim.
         return [sys.executable, "-m", f"engines.{builtin}.bot"], cwd
-    argv = shlex.split(engine.command) if isinstance(engine.command, str) else engine.command
+    argv = shlex.split(engine.command) if isinstance(engine.command, str) else list(engine.command)
+    if cwd is None:
+        cwd = os.path.abspath(base)
+    if argv and "/" in argv[0]:
+        argv[0] = os.path.join(cwd, os.path.expanduser(argv[0]))
+        argv[0] = os.path.normpath(argv[0])
     return argv, cwd
 
 
@@ -367,6 +382,23 @@ def _check(config: TournamentConfig, source: str, root: yaml.Node | None) -> Non
         config.resolved_rules()
     except RulesError as exc:
         raise fail("$.rules", str(exc)) from None
+    if "next_game_dealer" in config.rules.options:
+        raise fail("$.rules.options.next_game_dealer", NEXT_GAME_DEALER_REFUSED)
+
+
+NEXT_GAME_DEALER_REFUSED = (
+    "the arena cannot honour next_game_dealer: its games do not chain (they are played "
+    "in parallel, in shards and resumed in any order, and both games of a duplicate pair "
+    "must start with the same dealer), so every game's first dealer is drawn from the "
+    "seed; remove the option"
+)
+"""Why ``rules.options.next_game_dealer`` is refused rather than silently ignored."""
+
+
+def check_config(config: TournamentConfig, source: str) -> TournamentConfig:
+    """Run the checks of :func:`parse_config` on a config built in code; ``source`` names it."""
+    _check(config, source, None)
+    return config
 
 
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:

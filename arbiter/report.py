@@ -21,6 +21,7 @@ from arbiter.stats import (
     HeadToHead,
     PointsPerDeal,
     RatingTable,
+    ScoreEstimate,
     crosstable,
     fit_ratings,
     head_to_head,
@@ -130,16 +131,62 @@ def fault_summary(outcomes: Iterable[GameOutcome]) -> dict[str, dict[str, int]]:
 
 
 def _fmt_elo(x: float) -> str:
+    # inf: a score of 0 or 1, which has no finite Elo; the tables say so in words.
     if math.isinf(x):
-        return "+inf" if x > 0 else "-inf"
-    return f"{x:+.0f}"
+        return "n/a"
+    return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
 
 
 def _fmt_err(x: float | None) -> str:
     # None: no interval computed; 0: a degenerate bootstrap (too few pairs to resample).
-    if x is None or x == 0:
+    if x is None or x == 0 or math.isinf(x):
         return "-"
-    return "inf" if math.isinf(x) else f"{x:.0f}"
+    return f"{x:.0f}"
+
+
+def _estimate_text(est: ScoreEstimate) -> str:
+    """Elo, interval, LOS and nElo of one estimate, with words where a figure is undefined."""
+    unit = est.unit.name.lower()
+    units = f"{est.count} {unit}{'s' if est.count != 1 else ''}"
+    if math.isinf(est.elo):
+        outcome = "won" if est.mean > 0.5 else "lost"
+        return (
+            f"Elo undefined: all {units} {outcome} (a score of {100 * est.mean:.0f}% has no "
+            "finite Elo; more games will give one)"
+        )
+    if math.isinf(est.elo_error):
+        elo = f"Elo {_fmt_elo(est.elo)} (interval unbounded: too few {unit}s)"
+    elif est.elo_error == 0:
+        elo = f"Elo {_fmt_elo(est.elo)} (no interval: all {units} had the same result)"
+    else:
+        elo = f"Elo {_fmt_elo(est.elo)} ±{est.elo_error:.0f}"
+    text = f"{elo}  LOS {100 * est.los:.1f}%"
+    if math.isfinite(est.normalized_elo):
+        text += f"  nElo {est.normalized_elo + 0.0:+.0f}"
+    return text
+
+
+def _pairing_gain_text(h: HeadToHead) -> str | None:
+    """What duplicate pairing saved in one pairing, or why that is undefined."""
+    r = h.games_needed_ratio
+    if h.pairs == 0:
+        return None
+    if r is None:
+        return (
+            "  luck removed by pairing: undefined (every game of the complete pairs had "
+            "the same result, so there is no single-game variance to compare with)"
+        )
+    if r > 1.0:
+        return (
+            "  luck removed by pairing: none in these games (pairs varied more than "
+            f"independent games would: they need {100 * r:.0f}% of the games single games "
+            f"need for the same interval width; {h.pairs} pairs)"
+        )
+    return (
+        f"  luck removed by pairing: {100 * (1 - r):.0f}% of the single-game variance "
+        f"(pairs need {100 * r:.0f}% of the games single games need for the same interval "
+        f"width; {h.pairs} pairs)"
+    )
 
 
 class Report:
@@ -180,6 +227,10 @@ class Report:
             f"(Elo relative to the pool average; intervals from {BOOTSTRAP} bootstrap "
             "resamples of duplicate pairs)"
         )
+        if any(math.isinf(row.rating) for row in self.ratings.rows):
+            lines.append("(Elo n/a: an engine that won or lost every game has no finite Elo)")
+        if any(row.error is not None and math.isinf(row.error) for row in self.ratings.rows):
+            lines.append("(±95% -: the interval is unbounded, too few games)")
         return "\n".join(lines) + "\n"
 
     def crosstable_text(self) -> str:
@@ -206,23 +257,16 @@ class Report:
                 f"{h.engine_a} vs {h.engine_b}: {h.games} games, +{h.wins} -{h.losses} "
                 f"({100 * h.score:.1f}%)"
             )
-            out.append(
-                f"  games: Elo {_fmt_elo(ge.elo)} ±{_fmt_err(ge.elo_error)}  LOS "
-                f"{100 * ge.los:.1f}%  nElo {ge.normalized_elo:+.0f}"
-            )
+            out.append(f"  games: {_estimate_text(ge)}")
             pe = h.pair_estimate
             if pe is not None:
                 out.append(
                     f"  pairs: {h.pairs} (won {h.pairs_won}, split {h.pairs_split}, lost "
-                    f"{h.pairs_lost})  Elo {_fmt_elo(pe.elo)} ±{_fmt_err(pe.elo_error)}  LOS "
-                    f"{100 * pe.los:.1f}%  nElo {pe.normalized_elo:+.0f}"
+                    f"{h.pairs_lost})  {_estimate_text(pe)}"
                 )
-            if h.luck_share is not None and h.games_needed_ratio is not None:
-                out.append(
-                    f"  luck share removed by pairing: {100 * h.luck_share:.0f}%  (pairs need "
-                    f"{100 * h.games_needed_ratio:.0f}% of the games single games need for the "
-                    "same interval width)"
-                )
+            gain = _pairing_gain_text(h)
+            if gain is not None:
+                out.append(gain)
             est = ppd.pair_estimate or ppd.game_estimate
             if est is not None and math.isfinite(est.error):
                 out.append(
@@ -237,10 +281,14 @@ class Report:
         total = sum(n for n, _ in ratios)
         if total:
             pooled = sum(n * r for n, r in ratios) / total
+            change = (
+                f"{100 * (1 - pooled):.0f}% fewer"
+                if pooled <= 1.0
+                else f"{100 * (pooled - 1):.0f}% more: no gain in these games"
+            )
             out.append(
                 f"over all pairings ({total} pairs): duplicate pairs need {100 * pooled:.0f}% of "
-                f"the games single games need for the same interval width "
-                f"({100 * (1 - pooled):.0f}% fewer)"
+                f"the games single games need for the same interval width ({change})"
             )
         return "\n".join(out) + "\n"
 

@@ -99,7 +99,11 @@ def schedule_of(config: TournamentConfig) -> list[ScheduledGame]:
 
 @dataclass
 class Progress:
-    """Live figures of a run, printed as a bar on a terminal or as plain lines."""
+    """Live figures of a run, printed as a bar on a terminal or as plain lines.
+
+    Games found in the journal on ``--resume`` are counted with ``replayed=True``: they
+    are in the bar and the score, not in the rate or the ETA, which are about this run.
+    """
 
     total: int
     stream: TextIO = sys.stderr
@@ -110,13 +114,18 @@ class Progress:
     games_of: dict[str, int] = field(default_factory=dict)
     _last_line: float = 0.0
     _last_text: str = ""
+    _drawn: bool = False
     engines: int = 0
     """Engines in the run (a two-engine run shows its running score)."""
     quiet: bool = False
+    replayed: int = 0
+    """Games of an earlier run found on resume (left out of the rate)."""
 
-    def record(self, rec: GameResult) -> None:
-        """Count one finished game and show the progress."""
+    def record(self, rec: GameResult, *, replayed: bool = False) -> None:
+        """Count one finished game and show the progress (``replayed``: found on resume)."""
         self.done += 1
+        if replayed:
+            self.replayed += 1
         if rec.reason != "normal":
             self.faults += 1
         for seat, name in enumerate(rec.engines):
@@ -127,7 +136,8 @@ class Progress:
     def line(self) -> str:
         """One status line."""
         elapsed = time.monotonic() - self.started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
+        played = self.done - self.replayed
+        rate = played / elapsed if elapsed > 0 else 0.0
         left = self.total - self.done
         eta = left / rate if rate > 0 else math.inf
         leader = ""
@@ -139,10 +149,22 @@ class Progress:
             name = max(self.points, key=lambda n: (self.points[n] / self.games_of[n], n))
             leader = f"  leader {name} {100 * self.points[name] / self.games_of[name]:.0f}%"
         eta_text = "?" if math.isinf(eta) else f"{eta:.0f}s"
+        resumed = f" ({self.replayed} resumed)" if self.replayed else ""
         return (
-            f"{self.done}/{self.total} games  {rate:.1f} games/s  ETA {eta_text}  "
+            f"{self.done}/{self.total} games{resumed}  {rate:.1f} games/s  ETA {eta_text}  "
             f"faults {self.faults}{leader}"
         )
+
+    def say(self, text: str) -> None:
+        """Print a line of its own (even when quiet) without mixing it into the bar."""
+        if self.stream.isatty() and self._drawn:
+            # Wipe the bar, print the line, draw the bar again below it.
+            self.stream.write("\r\x1b[K" + text + "\n")
+            self.stream.flush()
+            self.show()
+            return
+        self.stream.write(text + "\n")
+        self.stream.flush()
 
     def show(self, final: bool = False) -> None:
         """Print the status: a redrawn bar on a terminal, a line every few seconds otherwise."""
@@ -153,6 +175,7 @@ class Progress:
             filled = int(width * self.done / max(1, self.total))
             bar = "#" * filled + "-" * (width - filled)
             self.stream.write(f"\r[{bar}] {self.line()}\x1b[K")
+            self._drawn = not final
             if final:
                 self.stream.write("\n")
             self.stream.flush()
@@ -206,6 +229,8 @@ async def run_tournament(
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
         hidden = [str(out_dir), *hidden_paths]
         commands = engine_commands(prep.config, base_dir, sandboxed=sandboxed, hidden=hidden)
+        # Before the preflight: with --debug, its traffic is logged there too.
+        make_private_dir(out_dir / "logs")
         if check_engines and (needed := prep.engines_needed()):
             await preflight(
                 {name: commands[name] for name in needed},
@@ -428,8 +453,7 @@ def _prepare(
 
 
 def _begin(prep: _Prepared, out_dir: Path) -> None:
-    """Create the logs and write ``config.resolved.json``: the run is under way."""
-    make_private_dir(out_dir / "logs")
+    """Create the stderr logs and write ``config.resolved.json``: the run is under way."""
     for e in prep.config.engines:
         # Bot stderr logs are opened for appending later on: create them owner-only now.
         open_private(_log_path(out_dir, e.name), os.O_WRONLY).close()
@@ -560,13 +584,14 @@ class _Run:
             progress.total = len(prep.todo) + len(prep.found)
             progress.engines = len(config.engines)
         for r in prep.found:  # already in the fault book
-            self._count(r)
+            self._count(r, replayed=True)
 
-    def _count(self, rec: GameResult) -> None:
-        """Take a finished game into the results and the progress."""
+    def _count(self, rec: GameResult, *, replayed: bool = False) -> None:
+        """Take a finished game (``replayed``: found on resume) into the results and the
+        progress."""
         self.results[rec.game_id] = rec
         if self.progress is not None:
-            self.progress.record(rec)
+            self.progress.record(rec, replayed=replayed)
         if self.stop_when is not None and self.stop_when(rec):
             self.stopping = True
 

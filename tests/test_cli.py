@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,10 +16,12 @@ import msgspec
 import pytest
 
 from arbiter import cli
+from arbiter.bot import traffic_dir
 from arbiter.cli import main as cli_main
 from arbiter.journal import encode_record, read_journal, write_records
 from arbiter.record import GameRecord, Termination
 from arbiter.rules import make_rules, seed_sha256
+from arbiter.stats import SprtState
 from tests.disk_helpers import fill_disk_after
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +138,7 @@ def test_resume_hint_repeats_only_a_seed_the_user_typed(
         (["random", "greedy", "--seed", "7"], "--games 20 --resume --out OUT --seed 7"),
         (
             ["random", "greedy", "--sprt", "elo0=0", "elo1=5", "--time-per-move", "50"],
-            "--time-per-move 50 --sprt elo0=0 elo1=5 --max-games 20000 --resume --out OUT",
+            "--time-per-move 50 --sprt elo0=0 elo1=5 --games 20000 --resume --out OUT",
         ),
         (["tournament", "CONFIG", "--shard", "2/3"], "--resume --out OUT --shard 2/3"),
     ],
@@ -344,3 +347,200 @@ def test_stats_names_a_damaged_resolved_config(
     err = capsys.readouterr().err
     assert f"{out / 'config.resolved.json'}: not a resolved config" in err
     assert problem in err.lower()
+
+
+def test_config_paths_resolve_against_the_config_file_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A program path, a script argument and out: in a config mean the same wherever
+    ecarte is started; --out on the command line is the shell's."""
+    conf = tmp_path / "conf"
+    (conf / "bots").mkdir(parents=True)
+    (conf / "bots" / "mybot.py").write_text(
+        "import runpy\nrunpy.run_module('engines.random.bot', run_name='__main__')\n"
+    )
+    script = conf / "bots" / "run.sh"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -m engines.greedy.bot\n")
+    script.chmod(0o755)
+    (conf / "t.yaml").write_text(
+        "engines:\n"
+        f"  - {{name: mine, command: [{sys.executable}, bots/mybot.py]}}\n"
+        "  - {name: shell, command: ./bots/run.sh}\n"
+        "games_per_pairing: 2\nseed: 11\nout: results\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert cli_main(["tournament", "../conf/t.yaml", "--quiet"]) == 0
+    records = read_journal(conf / "results" / "games.jsonl").records
+    assert [r.termination.reason for r in records] == ["normal", "normal"]
+    assert not (elsewhere / "results").exists()
+    seen: list[Path] = []
+
+    async def record_out(*args: object, out_dir: Path, **kwargs: object) -> list[object]:
+        seen.append(out_dir)
+        out_dir.mkdir()
+        return []
+
+    monkeypatch.setattr(cli, "run_tournament", record_out)
+    assert cli_main(["tournament", "../conf/t.yaml", "--quiet", "--out", "mine"]) == 0
+    assert [p.resolve() for p in seen] == [elsewhere / "mine"]
+
+
+def _match_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one-line error of ``ecarte match ARGV`` (argparse's or ours), exit status 2."""
+    try:
+        code = cli_main(["match", *argv])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    assert code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--time-per-move", "-5"],
+            "--time-per-move: -5 milliseconds per move: must be at least 1",
+        ),
+        (
+            ["--time-per-move", "0"],
+            "--time-per-move: 0 milliseconds per move: must be at least 1",
+        ),
+        (
+            ["--time-per-move", "1.5"],
+            "'1.5' is not a whole number of milliseconds per move",
+        ),
+        (["--games", "0"], "argument --games/--max-games: 0 games: must be at least 1"),
+        (["--games", "3"], "--games 3: games are played in duplicate pairs, use an even number"),
+        (["--concurrency", "-1"], "argument --concurrency: -1 games at once: must be at least 1"),
+        (["--clock", "0+1"], "--clock 0+1: the bank must be more than 0 seconds"),
+        (["--clock", "60+-1"], "--clock: clock increment '-1' must be a number of seconds >= 0"),
+        (["--clock", "1m"], "--clock: clock base '1m' is not a number of seconds"),
+        (
+            ["--clock", "40/60"],
+            "--clock 40/60: moves per period (cutechess 40/60) do not exist",
+        ),
+        (
+            ["--clock", "60", "--time-per-move", "5"],
+            "--clock and --time-per-move exclude each other: choose one",
+        ),
+        (
+            ["--sprt", "elo0=0", "elo1=5", "alpha=0"],
+            "--sprt alpha=0: an error rate must lie strictly between 0 and 0.5",
+        ),
+        (["--sprt", "elo0=0", "elo1=inf"], "bad --sprt value 'elo1=inf': not a finite number"),
+        (["--rule", "target=3"], "--rules/--rule: bad rules option: target"),
+        (["--rule", "target"], "--rule 'target': expected KEY=VALUE, e.g. --rule target=7"),
+        (
+            ["--rule", "next_game_dealer=loser"],
+            "next_game_dealer=loser: the arena cannot honour next_game_dealer: its",
+        ),
+        (
+            ["--rules", "nope"],
+            "unknown rules preset 'nope'; known presets: default, cavendish",
+        ),
+        (
+            ["--engine", "name=x"],
+            "--engine needs cmd=COMMAND (a bundled engine name or a command line)",
+        ),
+        (
+            ["--engine", "cmd=expert", "colour=red"],
+            "unknown key 'colour'; known keys: cmd, name, dir, option.KEY, env.KEY",
+        ),
+        (["--engine", "cmd=./nope"], "--engine cmd='./nope': './nope' is neither a bundled engine"),
+        (
+            ["--engine", "cmd=expert", "name=random"],
+            "engine name 'random' is used twice; give one of them name=...",
+        ),
+        (["--gauntlet"], "--gauntlet plays the first engine against the rest: name three or more"),
+        (
+            ["--engine", "cmd=expert", "--sprt", "elo1=5"],
+            "--sprt tests one engine against one other, not 3 engines",
+        ),
+    ],
+)
+def test_match_refuses_bad_numbers_and_terms_with_a_clear_message(
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing is played, but were it, not in the repository
+    assert message in _match_error(["random", "greedy", *argv], capsys)
+
+
+def test_match_needs_two_engines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _match_error(["random"], capsys) == (
+        "ecarte match: error: a match needs at least two engines, got 1: name them as "
+        "arguments (bundled names or command lines) or with --engine cmd=..."
+    )
+
+
+def test_match_gauntlet_with_named_engines_options_clock_rules_and_debug_log(
+    tmp_path: Path,
+) -> None:
+    """The cutechess-style command line reaches the bots, the records and OUT/logs/."""
+    out = tmp_path / "m"
+    argv = ["match", "random", "--engine", "cmd=greedy", "name=mine", "option.depth=3"]
+    argv += ["--engine", "cmd=expert", "--gauntlet", "--games", "2", "--clock", "5+0.25"]
+    argv += ["--rule", "target=7", "--debug", "--seed", "4", "--quiet", "--out", str(out)]
+    assert cli_main(argv) == 0
+    records = read_journal(out / "games.jsonl").records
+    assert len(records) == 4
+    assert all("random" in r.engines for r in records)
+    assert {name for r in records for name in r.engines} == {"random", "mine", "expert"}
+    assert all(r.rules.target == 7 for r in records)
+    resolved = msgspec.json.decode((out / "config.resolved.json").read_bytes())
+    assert resolved["format"] == "gauntlet" and resolved["challenger"] == "random"
+    assert resolved["time_control"]["clock_ms"] == 5000
+    assert resolved["time_control"]["increment_ms"] == 250
+    lines = (out / "logs" / "mine.traffic.log").read_text().splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00 \d+ "
+    assert re.fullmatch(
+        stamp + r'>> \{"type":"hello","protocol":1,"options":\{"depth":3\}\}', lines[0]
+    )
+    assert any(re.fullmatch(stamp + r'<< \{"type":"hello","name":"greedy".*', ln) for ln in lines)
+    assert any(re.fullmatch(stamp + r'<< \{"type":"action".*', ln) for ln in lines)
+    assert not (out / "logs" / "random.traffic.log").stat().st_mode & 0o077
+    assert traffic_dir.get() is None  # a later run in this process logs nothing
+
+
+def test_sprt_games_is_the_maximum_and_the_summary_says_no_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s"
+    argv = ["match", "random", "greedy", "--sprt", "elo0=0", "elo1=5", "--games", "4"]
+    assert cli_main([*argv, "--seed", "2", "--quiet", "--out", str(out)]) == 0
+    assert len(read_journal(out / "games.jsonl").records) == 4
+    captured = capsys.readouterr()
+    assert "at most 4 games (2 pairs)" in captured.err
+    (verdict,) = [ln for ln in captured.out.splitlines() if ln.startswith("SPRT verdict")]
+    assert re.fullmatch(
+        r"SPRT verdict: no decision after 2 pairs: the maximum of 2 pairs \(--games 4\) was "
+        r"reached \(LLR -?\d+\.\d\d, bounds \[-2\.94, 2\.94\]; H0: Elo <= 0, H1: Elo >= 5 "
+        r"for random against greedy\)",
+        verdict,
+    )
+
+
+@pytest.mark.parametrize(
+    ("pairs", "verdict"),
+    [
+        ([1.0, 0.5, 0.5, 0.5] * 500, "SPRT verdict: H1 accepted after"),
+        ([0.0, 0.5, 0.5, 0.5] * 500, "SPRT verdict: H0 accepted after"),
+        ([0.5, 1.0], "SPRT verdict: no decision after 2 pairs: the run ended early (LLR"),
+    ],
+    ids=["H1", "H0", "undecided"],
+)
+def test_sprt_verdict_names_the_hypothesis(pairs: list[float], verdict: str) -> None:
+    state = SprtState(0.0, 10.0, engine="a")
+    for score in pairs:
+        state.add_pair_score(score)
+        if state.result().decision is not None:
+            break
+    text = cli.sprt_verdict(state, "a", "b", max_pairs=100)
+    assert text.startswith(verdict)
+    assert "bounds [-2.94, 2.94]; H0: Elo <= 0, H1: Elo >= 10 for a against b)" in text

@@ -142,8 +142,10 @@ def test_engine_command_forms(tmp_path: Path) -> None:
         "  - name: b\n    command: [node, bot.js]\n  - name: random\n"
     )
     argv, cwd = engine_argv(c.engines[0], tmp_path)
-    assert argv == ["./bot", "--fast", "x y"] and cwd == str(tmp_path / "sub")
-    assert engine_argv(c.engines[1], tmp_path)[0] == ["node", "bot.js"]
+    # A program path is made absolute against the engine's directory.
+    assert argv == [str(tmp_path / "sub" / "bot"), "--fast", "x y"] and cwd == str(tmp_path / "sub")
+    # Without cwd: a command runs in the config's directory, a bundled engine anywhere.
+    assert engine_argv(c.engines[1], tmp_path) == (["node", "bot.js"], str(tmp_path))
     assert engine_argv(c.engines[2], tmp_path)[0][1:] == ["-m", "engines.random.bot"]
 
 
@@ -200,3 +202,21 @@ def test_seed_survives_yaml_and_the_resolved_json(seed: int | str) -> None:
     assert config.seed == seed and type(config.seed) is type(seed)
     again = msgspec.json.decode(msgspec.json.encode(config), type=type(config))
     assert again.seed == seed and type(again.seed) is type(seed)
+
+
+def test_next_game_dealer_is_refused_with_the_reason(tmp_path: Path) -> None:
+    """The arena never chains games, so the option would do nothing: it is an error."""
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "engines: [{name: random}, {name: greedy}]\n"
+        "duplicate: false\n"
+        "rules:\n  options:\n    next_game_dealer: loser\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        f"{path}:5: $.rules.options.next_game_dealer: the arena cannot honour "
+        "next_game_dealer: its games do not chain (they are played in parallel, in shards "
+        "and resumed in any order, and both games of a duplicate pair must start with the "
+        "same dealer), so every game's first dealer is drawn from the seed; remove the option"
+    )

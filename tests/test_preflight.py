@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -47,7 +46,7 @@ def test_a_missing_program_stops_the_run_before_any_game(
     assert code == 2
     line = [ln for ln in err.splitlines() if "cannot start" in ln]
     assert line == [
-        f"ecarte tournament: error: engine 'broken' cannot start: ./nope.py (in {bots}): "
+        f"ecarte tournament: error: engine 'broken' cannot start: {bots / 'nope.py'} (in {bots}): "
         f"no such file: {bots / 'nope.py'}"
     ]
     assert _nothing_written(out)
@@ -76,7 +75,7 @@ def test_a_bot_that_dies_at_start_is_quoted(
     )
     assert code == 2
     assert "engine 'broken' cannot start" in err
-    assert f"(in {os.getcwd()})" in err
+    assert f"(in {tmp_path})" in err  # the config file's directory
     assert "disconnected: " in err
     assert (
         "its stderr ends: ModuleNotFoundError: No module named 'protocol_that_is_not_installed'"
@@ -116,7 +115,7 @@ def test_every_broken_engine_gets_its_own_line(
     code, err = _run(config, tmp_path / "out", capsys)
     assert code == 2
     lines = err.splitlines()
-    assert any("engine 'one' cannot start: ./missing-one" in ln for ln in lines)
+    assert any(f"engine 'one' cannot start: {tmp_path / 'missing-one'}" in ln for ln in lines)
     assert any(
         "engine 'two' cannot start: no-such-program-anywhere" in ln
         and "'no-such-program-anywhere' is not on the PATH the bot gets" in ln

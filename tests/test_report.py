@@ -111,3 +111,37 @@ def test_fault_summary() -> None:
         "B": {"illegal_action": 1},
         "C": {},
     }
+
+
+def test_head_to_head_says_why_elo_is_undefined_instead_of_printing_inf() -> None:
+    """All games one way: the text names the cause, never "inf"."""
+    records = [
+        _record(i, ["a", "b"] if i % 2 == 0 else ["b", "a"], i % 2, f"p{i // 2}") for i in range(4)
+    ]
+    text = build_report([result_of(r) for r in records], seed=1).head_to_head_text()
+    assert "games: Elo undefined: all 4 games won (a score of 100% has no finite Elo" in text
+    assert "pairs: 2 (won 2, split 0, lost 0)  Elo undefined: all 2 pairs won" in text
+    assert (
+        "luck removed by pairing: undefined (every game of the complete pairs had the same "
+        "result, so there is no single-game variance to compare with)"
+    ) in text
+    assert "inf" not in text
+
+
+def test_luck_removed_by_pairing_is_never_a_negative_share() -> None:
+    """Pairs won 2-0 and lost 0-2 vary more than single games: no gain, said in words."""
+    records = [
+        _record(0, ["a", "b"], 0, "p0"),
+        _record(1, ["b", "a"], 1, "p0"),
+        _record(2, ["a", "b"], 1, "p1"),
+        _record(3, ["b", "a"], 0, "p1"),
+    ]
+    text = build_report([result_of(r) for r in records], seed=1).head_to_head_text()
+    assert (
+        "luck removed by pairing: none in these games (pairs varied more than independent "
+        "games would: they need 200% of the games single games need for the same interval "
+        "width; 2 pairs)"
+    ) in text
+    assert "(100% more: no gain in these games)" in text
+    assert "-100%" not in text and "±inf" not in text
+    assert "Elo +0 ±" in text and "Elo -0" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -21,9 +22,11 @@ from arbiter.cli import main as cli_main
 from arbiter.config import parse_config
 from arbiter.journal import JournalError, read_journal
 from arbiter.record import GameRecord, Termination, rereferee
+from arbiter.report import GameResult
 from arbiter.rules import seed_sha256
 from arbiter.schedule import make_schedule, parse_shard, shard
-from arbiter.tournament import TournamentError, run_tournament
+from arbiter.stats import GameOutcome
+from arbiter.tournament import Progress, TournamentError, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -505,3 +508,53 @@ def test_stats_and_merge_refuse_a_record_that_does_not_replay(
         assert cli_main(command) == 2
         assert f"{out / 'games.jsonl'}:2: game " in (err := capsys.readouterr().err)
         assert message in err
+
+
+class _Terminal(io.StringIO):
+    """A stream that says it is a terminal, so Progress draws its bar."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _result(game_id: int) -> GameResult:
+    return GameResult(game_id, GameOutcome(("a", "b"), game_id % 2, (5, 3), 4, None))
+
+
+def test_progress_rate_and_eta_count_only_the_games_of_this_run() -> None:
+    """Games found on --resume are in the count, not in the rate or the ETA."""
+    progress = Progress(total=1000, stream=io.StringIO(), engines=2)
+    progress.started -= 10.0  # ten seconds into the run
+    for i in range(900):
+        progress.record(_result(i), replayed=True)
+    assert progress.line().startswith("900/1000 games (900 resumed)  0.0 games/s  ETA ?")
+    for i in range(900, 920):
+        progress.record(_result(i))
+    # 20 games in ten seconds (and a little): 2 games/s, 80 games left.
+    m = re.match(r"920/1000 games \(900 resumed\)  (\d+\.\d) games/s  ETA (\d+)s", progress.line())
+    assert m is not None, progress.line()
+    assert float(m[1]) in (1.9, 2.0) and 40 <= int(m[2]) <= 43
+
+
+def test_progress_lines_of_their_own_never_run_into_the_bar() -> None:
+    """On a terminal a line (an SPRT update) wipes the bar, ends with a newline, and the
+    bar is drawn again below it."""
+    stream = _Terminal()
+    progress = Progress(total=10, stream=stream, engines=2)
+    progress.record(_result(0))
+    progress.say("SPRT: pairs 1 (+1 =0 -0)  LLR 0.10 [-2.94, 2.94]")
+    progress.record(_result(1))
+    rows = stream.getvalue().split("\n")
+    # What stays on the screen of each row is what follows its last carriage return.
+    shown = [row.rsplit("\r", 1)[-1] for row in rows]
+    assert shown[0] == "\x1b[KSPRT: pairs 1 (+1 =0 -0)  LLR 0.10 [-2.94, 2.94]"
+    assert shown[1].startswith("[####--------------------] 2/10 games")
+    assert len(shown) == 2
+
+
+def test_progress_say_prints_when_quiet_and_off_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = Progress(total=10, stream=stream, quiet=True)
+    progress.record(_result(0))
+    progress.say("SPRT verdict line")
+    assert stream.getvalue() == "SPRT verdict line\n"
