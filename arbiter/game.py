@@ -40,7 +40,7 @@ from arbiter.record import (
     Termination,
     TerminationReason,
 )
-from arbiter.referee import Referee, seeded_decks
+from arbiter.referee import Referee, charged_ms, decision_limit_ms, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -399,14 +399,14 @@ async def play_game(
             session = sessions[seat]
             bot = session.bot
             assert bot is not None
-            limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
+            limit_ms = decision_limit_ms(req) + tm.grace_ms
             line: bytes | None = None
             try:
                 preceding, held[seat] = held[seat], []
                 line, elapsed = await bot.request(
                     encode(req)[:-1], timeout=limit_ms / 1000, preceding=preceding
                 )
-                ref.submit(seat, decode_from_bot(line), elapsed_ms=int(elapsed * 1000))
+                ref.submit(seat, decode_from_bot(line), elapsed_ms=charged_ms(elapsed))
             except BotFault as exc:
                 # The decoder's and the referee's faults hold no line: it is here.
                 charge(seat, exc, line if exc.line is None else exc.line)

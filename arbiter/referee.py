@@ -22,10 +22,10 @@ A runner's loop::
         if pending is None:
             break
         seat, req = pending
-        limit = req.time_ms if req.clock_ms is None else min(req.time_ms, req.clock_ms)
+        limit = decision_limit_ms(req) + grace_ms
         try:
-            line = await exchange(seat, req, limit)   # send + read one line, within limit
-            ref.submit(seat, decode_from_bot(line), elapsed_ms=...)
+            line, seconds = await exchange(seat, req, limit)   # send + read, within limit
+            ref.submit(seat, decode_from_bot(line), elapsed_ms=charged_ms(seconds))
         except BotFault as e:    # timeout, EOF, undecodable line, wrong id, illegal action
             ref.forfeit(seat, e.reason, e.detail)
     # now ref.winner, ref.end_reason, ref.scores, ref.decks, ref.log, ref.fault
@@ -70,10 +70,29 @@ from protocol.messages import (
     ToBot,
 )
 
-__all__ = ["DeckSource", "Referee", "seeded_decks"]
+__all__ = ["DeckSource", "Referee", "charged_ms", "decision_limit_ms", "seeded_decks"]
 
 DeckSource = Callable[[int], Sequence[int]]
 """Gives the 32-card order of deal number ``n`` (from 1) of this game."""
+
+
+def decision_limit_ms(request: Request) -> int:
+    """The time ``request`` allows, before the grace margin (PROTOCOL.md §5.2).
+
+    Under a game clock the remaining clock alone governs: ``time_ms`` then holds the
+    initial bank and limits nothing (increments can lift ``clock_ms`` above it).
+    """
+    return request.time_ms if request.clock_ms is None else request.clock_ms
+
+
+def charged_ms(elapsed_s: float) -> int:
+    """Milliseconds a reply that took ``elapsed_s`` seconds costs its clock (PROTOCOL.md §5.2).
+
+    Time is measured to the microsecond and charged rounded up to the millisecond, so
+    every reply costs at least 1 ms: a bot cannot live on sub-millisecond replies for free.
+    """
+    micros = int(elapsed_s * 1_000_000)
+    return -(-micros // 1000)
 
 
 def seeded_decks(seed: Seed, game_number: int) -> DeckSource:

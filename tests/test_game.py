@@ -9,6 +9,7 @@ for the second game, and when the match is over no process of either bot is left
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -413,6 +414,27 @@ async def test_other_bot_is_told_game_end(script: str, tmp_path: Path) -> None:
     assert len(games) == 2
     for game in games:
         assert game.split()[-1] == "game_end", game
+
+
+async def test_under_a_clock_the_clock_governs_and_each_reply_costs_a_millisecond(
+    tmp_path: Path,
+) -> None:
+    """PROTOCOL.md §5.2: under a clock the deadline is clock_ms (per_move_ms and time_ms
+    limit nothing), replies are charged rounded up to the millisecond, then the increment
+    is added.  The bot sleeps 350 ms on its third request: beyond time_ms (200) plus grace
+    (100), within the clock that increments have raised above it."""
+    time = TimeSettings(per_move_ms=50, clock_ms=200, increment_ms=300, grace_ms=100)
+    match = await play_match(
+        "proto_clock_sleeper", tmp_path, tag=uuid.uuid4().hex, games=1, time=time
+    )
+    assert match.records[0].termination.reason == "normal"
+    seen = [tuple(map(int, m)) for m in re.findall(r"clock (\d+) (\d+)", match.log.read_text())]
+    assert len(seen) >= 3 and all(time_ms == 200 for time_ms, _ in seen)
+    clocks = [clock for _, clock in seen]
+    assert clocks[0] == 200 and clocks[2] > 300
+    for before, after in itertools.pairwise(clocks):
+        assert after <= before - 1 + 300  # at least 1 ms charged for the fastest reply
+    assert clocks[3] <= clocks[2] - 350 + 300
 
 
 # -- games between random bots ------------------------------------------------------------
