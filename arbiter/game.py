@@ -306,6 +306,10 @@ async def play_game(
                 seconds=round(time.monotonic() - t0, 3),
             )
 
+    for session in sessions:  # each line of a bot's stderr log names its game
+        if session.bot is not None:
+            session.bot.log_context = f"game {spec.game_id}"
+
     ref = Referee(
         rules=spec.rules,
         names=(

@@ -392,8 +392,8 @@ async def test_misbehaving_bot(case: Case, tmp_path: Path) -> None:
         assert len(grandchildren) == 2
     assert not any(is_alive(pid) for pid in grandchildren)
     if case.script == "proto_stderr_flood":  # drained: logged up to the cap, the rest dropped
-        assert log.startswith(b"e" * 1000)
-        assert log.endswith(b" bytes]\n")
+        assert re.match(rb"\[(game \d+ )?pid \d+\] e{1000}", log)
+        assert log.endswith(b" bytes dropped after the cap of 1000000 bytes]\n")
         assert len(log) < 1_100_000
 
 
@@ -430,6 +430,10 @@ async def test_under_a_clock_the_clock_governs_and_each_reply_costs_a_millisecon
     assert match.records[0].termination.reason == "normal"
     seen = [tuple(map(int, m)) for m in re.findall(r"clock (\d+) (\d+)", match.log.read_text())]
     assert len(seen) >= 3 and all(time_ms == 200 for time_ms, _ in seen)
+    # The stderr log names the game and the process of every line.
+    pid = match.bad.started[0].pid
+    for line in match.log.read_text().splitlines():
+        assert line.startswith(f"[game 1 pid {pid}] clock "), line
     clocks = [clock for _, clock in seen]
     assert clocks[0] == 200 and clocks[2] > 300
     for before, after in itertools.pairwise(clocks):
