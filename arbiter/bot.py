@@ -868,9 +868,8 @@ class _LogWriter:
     def close(self) -> None:
         self.flush_partial()
         if self.dropped:
-            self.write(
-                f"[stderr: {self.dropped} bytes dropped after the cap of {self.cap} bytes]\n".encode()
-            )
+            marker = f"[stderr: {self.dropped} bytes dropped after the cap of {self.cap} bytes]"
+            self.write(marker.encode() + b"\n")
         self.close_file()
 
     def close_file(self) -> None:
