@@ -6,7 +6,9 @@ import json
 import random
 import re
 import typing
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -33,7 +35,7 @@ from protocol.messages import (
     decode_to_bot,
     encode,
 )
-from protocol.schema import SCHEMA_PATH, build_schema, render_schema
+from protocol.schema import SCHEMA_PATHS, Direction, build_schema, plain_text, render_schema
 from protocol.view import CardPlayed
 
 DOC = Path(__file__).resolve().parents[1] / "PROTOCOL.md"
@@ -421,16 +423,51 @@ def test_arbiter_messages_ignore_unknown_top_level_fields() -> None:
     assert decode_to_bot(b'{"type":"quit","reason":"done"}') == Quit()
 
 
-def test_schema_json_is_up_to_date() -> None:
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == render_schema(), (
-        "protocol/schema.json is stale: run `python -m protocol.schema`"
+@pytest.mark.parametrize("direction", ["to-bot", "from-bot"])
+def test_checked_in_schemas_are_up_to_date(direction: Direction) -> None:
+    assert SCHEMA_PATHS[direction].read_text(encoding="utf-8") == render_schema(direction), (
+        f"{SCHEMA_PATHS[direction].name} is stale: run `python -m protocol.schema`"
     )
 
 
-def test_schema_covers_both_directions() -> None:
-    schema = build_schema()
-    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    defs = schema["$defs"]
-    assert set(defs["ToBot"]["discriminator"]["mapping"]) == _tags(ToBot)
-    assert set(defs["FromBot"]["discriminator"]["mapping"]) == _tags(FromBot)
-    assert defs["Action"]["additionalProperties"] is False
+def _objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every schema node of ``node`` that describes an object with properties."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            yield node
+        for value in node.values():
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _objects(item)
+
+
+def test_schema_to_bot_is_open_and_from_bot_strict() -> None:
+    """PROTOCOL.md §2.5: what a bot receives may grow; what it sends may not."""
+    to_bot, from_bot = build_schema("to-bot"), build_schema("from-bot")
+    for schema in (to_bot, from_bot):
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    # Arbiter to bot: no object forbids extra properties, at any depth, and a message of
+    # a type not listed is valid.
+    objects = list(_objects(to_bot["$defs"]))
+    assert len(objects) > 20
+    assert all("additionalProperties" not in o for o in objects)
+    known, unknown = to_bot["$defs"]["ToBot"]["anyOf"]
+    assert set(known["discriminator"]["mapping"]) == _tags(ToBot)
+    assert unknown["properties"]["type"]["not"]["enum"] == sorted(_tags(ToBot))
+    # Bot to arbiter: every object is closed, and only the two messages exist.
+    from_defs = from_bot["$defs"]
+    assert set(from_defs["FromBot"]["discriminator"]["mapping"]) == _tags(FromBot)
+    assert all(o["additionalProperties"] is False for o in _objects(from_defs))
+    assert "open" in to_bot["title"] and "strict" in from_bot["title"]
+
+
+def test_schema_descriptions_have_no_python_markup_or_private_references() -> None:
+    for direction in ("to-bot", "from-bot"):
+        text = render_schema(direction)
+        for markup in (":class:", ":func:", ":data:", ":meth:", "``", "arbiter.rules", "rules section"):
+            assert markup not in text, (direction, markup)
+        assert re.findall(r"[\w-]+\.md", text) == ["PROTOCOL.md"] * text.count(".md")
+    assert plain_text("Answer :class:`~protocol.messages.Request` with ``id``.\n\nMore.") == (
+        'Answer "request" message with "id".'
+    )
