@@ -307,6 +307,8 @@ CASES = [
         id="10MB-line",
     ),
     pytest.param(Case("proto_stderr_flood", "normal"), id="stderr-flood-100MB"),
+    # PROTOCOL.md §3.1: a bot may send its hello before reading the arbiter's.
+    pytest.param(Case("proto_hello_first", "normal"), id="hello-before-the-arbiters"),
     pytest.param(
         Case("proto_ignore_term", "timeout", r"no reply within 0\.5", killed=True),
         id="ignore-sigterm",
