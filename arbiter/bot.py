@@ -417,6 +417,9 @@ class Bot:
         self._stderr_tail = bytearray()
         self._stderr_done = trio.Event()
         self.log_context = ""
+        self.rewrite: Callable[[bytes], list[bytes]] | None = None
+        """Turns each line of :meth:`request` and :meth:`send_many` into the lines sent
+        (``ecarte check`` adds fields and messages a bot must ignore); None: unchanged."""
         """What the bot is doing (``game 12``): the prefix of its stderr lines in the log."""
 
     def __repr__(self) -> str:
@@ -475,6 +478,9 @@ class Bot:
         """
         self.check_unrequested()
         checked = False
+        if self.rewrite is not None:
+            rewritten = [out for one in [*(preceding or []), line] for out in self.rewrite(one)]
+            preceding, line = rewritten[:-1], rewritten[-1]
         if preceding:
             if any(b"\n" in p for p in preceding):
                 raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
@@ -500,6 +506,8 @@ class Bot:
 
     async def send_many(self, lines: list[bytes], *, deadline: float) -> None:
         """Send several lines in one write (notices), before the trio-clock ``deadline``."""
+        if self.rewrite is not None:
+            lines = [out for one in lines for out in self.rewrite(one)]
         if any(b"\n" in line for line in lines):
             raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
         # One joined payload: each line still ends in "\n" once written.
@@ -837,7 +845,7 @@ class _LogWriter:
         except OSError:
             self.close_file()  # disk full or similar: keep draining, stop logging
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | bytearray) -> None:
         if self.logged >= self.cap:
             self.dropped += len(chunk)
             return

@@ -153,8 +153,9 @@ def plain_text(docstring: str) -> str:
 def _plain_descriptions(node: Any) -> Any:
     if isinstance(node, dict):
         return {
-            key: plain_text(value) if key == "description" and isinstance(value, str) else
-            _plain_descriptions(value)
+            key: plain_text(value)
+            if key == "description" and isinstance(value, str)
+            else _plain_descriptions(value)
             for key, value in node.items()
         }
     if isinstance(node, list):

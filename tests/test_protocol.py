@@ -465,7 +465,15 @@ def test_schema_to_bot_is_open_and_from_bot_strict() -> None:
 def test_schema_descriptions_have_no_python_markup_or_private_references() -> None:
     for direction in ("to-bot", "from-bot"):
         text = render_schema(direction)
-        for markup in (":class:", ":func:", ":data:", ":meth:", "``", "arbiter.rules", "rules section"):
+        for markup in (
+            ":class:",
+            ":func:",
+            ":data:",
+            ":meth:",
+            "``",
+            "arbiter.rules",
+            "rules section",
+        ):
             assert markup not in text, (direction, markup)
         assert re.findall(r"[\w-]+\.md", text) == ["PROTOCOL.md"] * text.count(".md")
     assert plain_text("Answer :class:`~protocol.messages.Request` with ``id``.\n\nMore.") == (
