@@ -92,6 +92,26 @@ def test_every_transcript_line_decodes_and_reencodes_exactly() -> None:
         assert encode(message) == line
 
 
+def test_request_example_is_a_position_of_the_transcript_with_its_id() -> None:
+    """§3.6 and §8 show the same position with the same id, and the transcript's
+    annotations number requests as the wire does."""
+    lines = transcript()
+    (request,) = [body for info, body in doc_blocks("json") if '"type": "request"' in body]
+    (action,) = [body for info, body in doc_blocks("json") if body.startswith('{"type":"action"')]
+    wire = [(seat, direction, json.loads(line)) for seat, direction, line in lines]
+    at = [i for i, (_, d, m) in enumerate(wire) if d == "<<" and m == json.loads(request)]
+    assert len(at) == 1, "the §3.6 request is not a line of the transcript"
+    seat, _, reply = wire[at[0] + 1]
+    assert (seat, reply) == (wire[at[0]][0], json.loads(action))
+    (block,) = doc_blocks("transcript")
+    raw = block[1].splitlines()
+    for i, note in enumerate(raw):
+        if m := re.match(r"# Request (\d+) to seat (\d)", note):
+            line = next(x for x in raw[i:] if not x.startswith("#"))
+            sent = TRANSCRIPT_LINE.match(line)
+            assert sent and sent[1] == m[2] and json.loads(sent[3])["id"] == int(m[1]), note
+
+
 def test_error_examples_in_the_document_are_exact() -> None:
     (block,) = doc_blocks("errors")
     rows = block[1].splitlines()
