@@ -499,3 +499,38 @@ def test_schema_descriptions_have_no_python_markup_or_private_references() -> No
     assert plain_text("Answer :class:`~protocol.messages.Request` with ``id``.\n\nMore.") == (
         'Answer "request" message with "id".'
     )
+
+
+def _section(number: str) -> str:
+    """The text of section ``number`` of PROTOCOL.md (up to the next section)."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(f"**§{number}**") if f"**§{number}**" in text else text.index(f"§{number} ")
+    following = re.compile(r"^(#+ §|\*\*§)", re.M)
+    m = following.search(text, start + 10)
+    return text[start : m.start() if m else len(text)]
+
+
+def test_view_table_matches_the_schema() -> None:
+    """§3.6: one row per view field, "or null" exactly where the schema allows null,
+    and the phases named are the schema's."""
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("`view` is your observation") : text.index("`legal` is kept inside")]
+    rows = {
+        m[1]: (m[2], m[3]) for m in re.finditer(r"^\| `(\w+)` \| ([^|]+) \| (.+) \|$", table, re.M)
+    }
+    view = build_schema("to-bot")["$defs"]["Observation"]
+    assert list(rows) == list(view["properties"])
+    for name, (kind, _) in rows.items():
+        prop = view["properties"][name]
+        nullable = any(alt.get("type") == "null" for alt in prop.get("anyOf", []))
+        assert ("or null" in kind) == nullable, name
+    phases = set(re.findall(r"`(\w+)`", rows["phase"][1]))
+    assert phases == set(view["properties"]["phase"]["enum"])
+
+
+def test_clock_text_states_what_the_arbiter_does() -> None:
+    """§5.2 says what tests/test_game.py and tests/test_referee.py check of the arbiter."""
+    text = " ".join(_section("5.2").split())
+    assert "under a clock the remaining clock alone is the limit" in text
+    assert "(`per_move_ms`) is ignored under a clock" in text
+    assert "charged rounded up to the millisecond" in text
