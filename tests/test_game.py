@@ -443,6 +443,18 @@ async def test_under_a_clock_the_clock_governs_and_each_reply_costs_a_millisecon
     assert clocks[3] <= clocks[2] - 350 + 300
 
 
+async def test_opponent_sees_the_hello_name_and_records_keep_both(tmp_path: Path) -> None:
+    """PROTOCOL.md §3.1/§3.3: new_game.opponent is the opponent's hello name; records
+    name engines by their configured name and keep the hello name next to it."""
+    match = await play_match(
+        "proto_hello_first", tmp_path, tag=uuid.uuid4().hex, games=1, opponent="proto_recorder"
+    )
+    (record,) = match.records
+    assert record.engines == ["proto_hello_first", "proto_recorder"]
+    assert [info.bot_name for info in record.info] == ["eager", "recorder"]
+    assert re.findall(r"got new_game (\w+)", match.other_log.read_text()) == ["eager"]
+
+
 # -- games between random bots ------------------------------------------------------------
 
 

@@ -534,3 +534,10 @@ def test_clock_text_states_what_the_arbiter_does() -> None:
     assert "under a clock the remaining clock alone is the limit" in text
     assert "(`per_move_ms`) is ignored under a clock" in text
     assert "charged rounded up to the millisecond" in text
+
+
+def test_first_dealer_is_a_seat_in_new_game_and_a_rule_in_rules() -> None:
+    """§3.3: the two fields named first_dealer have different types."""
+    defs = build_schema("to-bot")["$defs"]
+    assert defs["NewGame"]["properties"]["first_dealer"] == {"type": "integer"}
+    assert defs["Rules"]["properties"]["first_dealer"]["enum"] == ["random"]
