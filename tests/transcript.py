@@ -28,7 +28,6 @@ from engines.random.bot import RandomPlayer
 from protocol.messages import Action, BotHello, Hello, Quit, ToBot, decode_from_bot, encode
 from tests.test_referee import DOC, make_referee
 
-
 EXAMPLE_REQUEST = re.compile(r'(?ms)^```json to-bot\n\{\n  "type": "request",\n.*?^```$')
 """The pretty-printed request example of §3.6."""
 EXAMPLE_ACTION = re.compile(r'(?m)^```json from-bot\n\{"type":"action".*\n```$')
