@@ -419,6 +419,11 @@ class Bot:
         self._stopped = False
         self._stderr_tail = bytearray()
         self._stderr_done = trio.Event()
+        self.log_context = ""
+        self.rewrite: Callable[[bytes], list[bytes]] | None = None
+        """Turns each line of :meth:`request` and :meth:`send_many` into the lines sent
+        (``ecarte check`` adds fields and messages a bot must ignore); None: unchanged."""
+        """What the bot is doing (``game 12``): the prefix of its stderr lines in the log."""
 
     def __repr__(self) -> str:
         return f"<Bot {self.name!r} pid={self.pid} {self.exit_description()}>"
@@ -476,6 +481,9 @@ class Bot:
         """
         self.check_unrequested()
         checked = False
+        if self.rewrite is not None:
+            rewritten = [out for one in [*(preceding or []), line] for out in self.rewrite(one)]
+            preceding, line = rewritten[:-1], rewritten[-1]
         if preceding:
             if any(b"\n" in p for p in preceding):
                 raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
@@ -501,6 +509,8 @@ class Bot:
 
     async def send_many(self, lines: list[bytes], *, deadline: float) -> None:
         """Send several lines in one write (notices), before the trio-clock ``deadline``."""
+        if self.rewrite is not None:
+            lines = [out for one in lines for out in self.rewrite(one)]
         if any(b"\n" in line for line in lines):
             raise ArbiterError(f"a line for bot {self.name!r} contains a newline")
         # One joined payload: each line still ends in "\n" once written.
@@ -775,9 +785,14 @@ class Bot:
     async def _drain_stderr(
         self, stream: trio.abc.ReceiveStream, log: IO[bytes] | None, cap: int
     ) -> None:
-        """Read stderr to EOF, always: an undrained pipe deadlocks a chatty bot."""
-        written = 0
+        """Read stderr to EOF, always: an undrained pipe deadlocks a chatty bot.
+
+        The first ``cap`` bytes go to ``log`` line by line, each line prefixed with
+        :attr:`log_context` and the PID; what follows is dropped and counted, and marker
+        lines say so when the cap is reached and, at the end, how much was dropped.
+        """
         tail = self._stderr_tail
+        writer = None if log is None else _LogWriter(self, log, cap)
         try:
             while True:
                 try:
@@ -789,22 +804,11 @@ class Bot:
                 tail += chunk
                 if len(tail) > 2 * STDERR_TAIL:
                     del tail[:-STDERR_TAIL]
-                if log is None or written > cap:
-                    continue
-                # Plain blocking writes: small appends to a local file, and
-                # trio.wrap_file would cost a thread round trip per chunk.
-                try:
-                    log.write(chunk[: cap - written])
-                    if written + len(chunk) > cap:
-                        log.write(f"\n[stderr truncated after {cap} bytes]\n".encode())
-                        written = cap + 1
-                    else:
-                        written += len(chunk)
-                except OSError:
-                    written = cap + 1  # disk full or similar: keep draining, stop logging
+                if writer is not None:
+                    writer.feed(chunk)
         finally:
-            if log is not None:
-                log.close()
+            if writer is not None:
+                writer.close()
             self._stderr_done.set()
             with trio.CancelScope(shield=True):
                 await stream.aclose()
@@ -818,10 +822,86 @@ async def _close_at_exit(log: IO[bytes]) -> None:
         log.close()
 
 
+class _LogWriter:
+    """Writes one process's stderr to its (possibly shared) log, a whole line at a time.
+
+    Several processes of one engine may append to the same file at once: each write
+    holds complete lines only (``O_APPEND``, unbuffered), so their lines interleave but
+    never mix, and the prefix tells them apart.
+    """
+
+    def __init__(self, bot: Bot, log: IO[bytes], cap: int) -> None:
+        self.bot = bot
+        self.log: IO[bytes] | None = log
+        self.cap = cap
+        self.logged = 0
+        """Bytes of the bot's output logged so far (prefixes and markers not counted)."""
+        self.dropped = 0
+        """Bytes dropped after the cap."""
+        self.partial = bytearray()
+        """The start of a line whose newline has not arrived yet."""
+
+    def prefix(self) -> bytes:
+        context = self.bot.log_context
+        return f"[{context + ' ' if context else ''}pid {self.bot.pid}] ".encode()
+
+    def write(self, lines: bytes) -> None:
+        """Write complete lines (each ends with a newline), each with the prefix."""
+        if self.log is None or not lines:
+            return
+        prefix = self.prefix()
+        body = prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
+        try:
+            self.log.write(body)
+        except OSError:
+            self.close_file()  # disk full or similar: keep draining, stop logging
+
+    def feed(self, chunk: bytes | bytearray) -> None:
+        if self.logged >= self.cap:
+            self.dropped += len(chunk)
+            return
+        room = self.cap - self.logged
+        take, rest = chunk[:room], chunk[room:]
+        self.logged += len(take)
+        self.partial += take
+        cut = self.partial.rfind(b"\n") + 1
+        if cut == 0 and len(self.partial) >= READ_SIZE:
+            self.partial += b"\n"  # a very long line is logged in pieces
+            cut = len(self.partial)
+        if cut:
+            self.write(bytes(self.partial[:cut]))
+            del self.partial[:cut]
+        if rest:
+            self.dropped += len(rest)
+            self.flush_partial()
+            self.write(
+                f"[stderr cap of {self.cap} bytes reached: the rest of this process's "
+                "stderr is dropped]\n".encode()
+            )
+
+    def flush_partial(self) -> None:
+        if self.partial:
+            self.write(bytes(self.partial) + b"\n")
+            self.partial.clear()
+
+    def close(self) -> None:
+        self.flush_partial()
+        if self.dropped:
+            marker = f"[stderr: {self.dropped} bytes dropped after the cap of {self.cap} bytes]"
+            self.write(marker.encode() + b"\n")
+        self.close_file()
+
+    def close_file(self) -> None:
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+
 def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a stderr log for appending, owner-only (a bot's stderr may quote its cards)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    return os.fdopen(fd, "ab")
+    # Unbuffered: every write holds whole lines and reaches the file in one append.
+    return os.fdopen(fd, "ab", buffering=0)
 
 
 traffic_dir: ContextVar[str | None] = ContextVar("traffic_dir", default=None)
@@ -863,7 +943,8 @@ async def open_bot(
     """Start a bot process; on leaving the block, :meth:`Bot.stop` it and reap everything.
 
     stderr is always drained: the first ``stderr_cap`` bytes are appended to
-    ``log_path`` (``None``: discarded), then a truncation marker.  ``quit_line``,
+    ``log_path`` (``None``: discarded), each line prefixed with the PID and
+    :attr:`Bot.log_context`, then marker lines saying how much was dropped.  ``quit_line``,
     ``grace`` and ``term_grace`` are what the exit of the block passes to
     :meth:`Bot.stop` (``term_grace=None``: the same as ``grace``).
 

@@ -2,27 +2,35 @@
 
 The bot plays games against the bundled random engine, seats alternating, until it
 has been asked every kind of decision (stand or propose, accept or refuse, discard,
-mark the king, play a card) or the game budget runs out.  Every deviation from
-PROTOCOL.md is reported in words a bot author can act on; the check fails if there
-was any, if a kind of decision never came up, or if the bot does not exit when told
-to quit.
+mark the king, play a card) or the game budget runs out.  Then, if all went well, it
+plays its first two games again with every message carrying what a later compatible
+revision may add (PROTOCOL.md §2.5): an unknown field first at the top level and
+inside nested objects, and a message of an unknown type before each request.  Every
+deviation from PROTOCOL.md is reported in words a bot author can act on; the check
+fails if there was any, if a kind of decision never came up, or if the bot does not
+exit when told to quit.  Replies that were late but inside the grace margin are
+warned about: the margin is for scheduling jitter, not for the bot.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import unicodedata
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any, Final
 
 import trio
+import yaml
 
-from arbiter.bot import BotCommand, live_pids
+from arbiter.bot import Bot, BotCommand, live_pids
 from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord
-from arbiter.rules import make_rules
+from arbiter.referee import charged_ms
+from arbiter.rules import Rules, RulesError, make_rules
 from arbiter.sandbox import (
     SandboxMode,
     SandboxPlan,
@@ -36,10 +44,15 @@ from protocol.messages import PROTOCOL_VERSION
 __all__ = [
     "ADVICE",
     "DECISION_KINDS",
+    "PROBE_FIELD",
     "CheckReport",
     "GameProblem",
+    "LateReplies",
     "QuitResult",
+    "UnknownsResult",
+    "add_unknowns",
     "check_bot",
+    "check_rules",
     "decision_kind",
     "format_check",
     "terminal_safe",
@@ -104,6 +117,104 @@ def decision_kind(action: str) -> str:
     return "card"
 
 
+PROBE_FIELD: Final = "x_check_probe"
+"""The name of the unknown field ``ecarte check`` adds to arbiter messages."""
+_PROBE_NOTICE: Final = json.dumps(
+    {"type": "x_check_notice", "note": "a message type of a later revision: ignore it"},
+    separators=(",", ":"),
+).encode()
+_LENIENCY: Final = (
+    "ignore fields you do not know, at any depth, and messages whose type you do not know "
+    "(PROTOCOL.md §2.5: the arbiter may add them in a compatible revision)"
+)
+
+
+def add_unknowns(line: bytes) -> list[bytes]:
+    """The lines sent instead of the arbiter line ``line`` when leniency is probed.
+
+    The message gets an unknown field as its *first* key (so key order is tested too),
+    its nested objects (the view, its rules and events, an event, the rules) one each,
+    and a request is preceded by a message of an unknown type.
+    """
+    message: dict[str, Any] = json.loads(line)
+    nested = [message.get(key) for key in ("view", "event", "rules")]
+    view = message.get("view")
+    if isinstance(view, dict):
+        nested.append(view.get("rules"))
+        nested.extend(view.get("events") or [])
+    for inner in nested:
+        if isinstance(inner, dict):
+            inner[PROBE_FIELD] = 1
+    probed = {PROBE_FIELD: {"revision": "1.x", "values": [1, None, "x"]}, **message}
+    out = [json.dumps(probed, separators=(",", ":"), ensure_ascii=False).encode()]
+    if message.get("type") == "request":
+        out.insert(0, _PROBE_NOTICE)
+    return out
+
+
+class _ProbedSession(BotSession):
+    """A session whose bot, while :attr:`probe` is set, receives :func:`add_unknowns` lines."""
+
+    probe = False
+
+    async def ensure_started(self) -> Bot:
+        bot = await super().ensure_started()
+        bot.rewrite = add_unknowns if self.probe else None
+        return bot
+
+
+def check_rules(preset: str = "default", options: list[str] | None = None) -> Rules:
+    """The rules of ``--rules PRESET`` and ``--rule key=value`` options; raise RulesError.
+
+    A value is read as in the YAML configuration (``3``, ``null``, ``true``, ``alternate``).
+    """
+    parsed: dict[str, Any] = {}
+    for option in options or []:
+        key, sep, value = option.partition("=")
+        if not sep or not key:
+            raise RulesError(f"--rule {option!r}: expected key=value, e.g. target=7")
+        try:
+            parsed[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise RulesError(f"--rule {option!r}: the value is not a plain value") from None
+    return make_rules(preset, **parsed)
+
+
+class UnknownsResult(Enum):
+    """What the bot did with the fields and message types it cannot know (§2.5)."""
+
+    IGNORED = "ignored"
+    """It played its probed games without a fault."""
+    FAILED = "failed"
+    """It faulted in a probed game: a problem."""
+    NOT_CHECKED = "not_checked"
+    """Not probed: the plain games already failed, or none was played."""
+
+
+@dataclass(frozen=True, slots=True)
+class LateReplies:
+    """Replies accepted only thanks to the grace margin (a warning, not a failure)."""
+
+    count: int
+    """How many."""
+    slowest_ms: float
+    """The slowest of them, in milliseconds."""
+    allowed_ms: int
+    """The time that reply was allowed, before the grace margin."""
+    grace_ms: int
+    """The grace margin."""
+
+    def text(self) -> str:
+        """The warning as printed."""
+        return (
+            f"warning: {self.count} repl{'y' if self.count == 1 else 'ies'} came late and "
+            f"passed only thanks to the {self.grace_ms} ms grace margin (slowest "
+            f"{self.slowest_ms:.0f} ms, {self.allowed_ms} ms allowed): the margin absorbs "
+            "scheduling jitter and may be smaller elsewhere; answer within time_ms, or "
+            "clock_ms under a clock (PROTOCOL.md §5.2)"
+        )
+
+
 class QuitResult(Enum):
     """What the bot did when told to quit at the end of the check."""
 
@@ -127,6 +238,8 @@ class GameProblem:
     """What went wrong, as the bot sent it or as the arbiter saw it (not yet escaped)."""
     line: str = ""
     """The offending line the bot sent, if any (not yet escaped)."""
+    probed: bool = False
+    """The game's messages carried unknown fields and message types (§2.5)."""
 
     def text(self) -> str:
         """The problem as printed after ``FAIL``, bot-chosen text escaped, with the fix."""
@@ -138,6 +251,12 @@ class GameProblem:
         text = f"game {self.game}: {self.reason}: {terminal_safe(self.detail)}"
         if self.line:
             text += f"\n    offending line: {terminal_safe(self.line)}"
+        if self.probed:
+            return (
+                text + "\n    this game's messages carried unknown fields (at the top level "
+                "and nested) and messages of an unknown type; the same game without them "
+                f"passed\n    fix: {_LENIENCY}"
+            )
         return text + f"\n    fix: {ADVICE[FaultReason(self.reason)]}"
 
 
@@ -160,6 +279,12 @@ class CheckReport:
     """The kinds of decision (keys of :data:`DECISION_KINDS`) the bot answered itself."""
     quit: QuitResult
     """What the bot did when told to quit."""
+    unknowns: UnknownsResult = UnknownsResult.NOT_CHECKED
+    """What the bot did with unknown fields and message types."""
+    late: LateReplies | None = None
+    """Replies that relied on the grace margin, if any."""
+    setting: str = ""
+    """The rules and time control the games were played under, as printed."""
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -194,6 +319,8 @@ def format_check(report: CheckReport) -> list[str]:
     out: list[str] = []
     if report.warning is not None:
         out.append(report.warning)
+    if report.setting:
+        out.append(report.setting)
     if report.handshake is not None:
         out.append(f"handshake: ok ({terminal_safe(report.handshake)})")
     if not report.games:
@@ -204,8 +331,12 @@ def format_check(report: CheckReport) -> list[str]:
         out.append(f"(stopped after game {report.games}: the bot keeps failing)")
     for kind, label in DECISION_KINDS.items():
         out.append(f"decision {label}: {'ok' if kind in report.seen else 'never answered'}")
+    if report.unknowns is UnknownsResult.IGNORED:
+        out.append("unknown fields and message types: ok (ignored)")
     if report.quit is QuitResult.EXITED:
         out.append("quit: ok (exited by itself)")
+    if report.late is not None:
+        out.append(report.late.text())
     out.extend("FAIL " + p for p in problems[len(report.game_problems) :])
     out.append(
         f"{len(problems)} problem(s) found" if problems else "PASS: the bot follows the protocol"
@@ -218,12 +349,19 @@ async def check_bot(
     *,
     games: int = 30,
     time_per_move: int = 2000,
+    clock_ms: int | None = None,
+    increment_ms: int = 0,
+    grace_ms: int = 100,
+    rules: Rules | None = None,
     handshake_ms: int = 10_000,
     sandbox: SandboxMode = "auto",
 ) -> CheckReport:
     """Take the bot through up to ``games`` games against the random engine and report.
 
-    The bot runs in the sandbox ``sandbox`` asks for, as it would in a tournament.
+    The games are played under ``rules`` (default: the default rules) with
+    ``time_per_move`` per decision, or under a game clock of ``clock_ms`` plus
+    ``increment_ms`` per decision.  The bot runs in the sandbox ``sandbox`` asks
+    for, as it would in a tournament.
     """
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
@@ -233,51 +371,78 @@ async def check_bot(
     problems: list[GameProblem] = []
     seen: set[str] = set()
     handshake: str | None = None
-    rules = make_rules()
+    rules = make_rules() if rules is None else rules
+    time_settings = TimeSettings(
+        per_move_ms=time_per_move,
+        clock_ms=clock_ms,
+        increment_ms=increment_ms,
+        grace_ms=grace_ms,
+    )
     records: list[GameRecord] = []
     stopped_early = False
+    unknowns = UnknownsResult.NOT_CHECKED
     async with trio.open_nursery() as nursery:
-        bot = BotSession("checked", command, nursery, handshake_ms=handshake_ms)
+        bot = _ProbedSession("checked", command, nursery, handshake_ms=handshake_ms)
         opponent = BotSession(
             "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
         )
-        for g in range(games):
+
+        async def play(g: int, number: int) -> GameRecord | None:
+            """Game ``g`` of the schedule as game ``number`` of the check; None if aborted."""
+            nonlocal stopped_early
             seat = g % 2
             engines = ("checked", "random") if seat == 0 else ("random", "checked")
             sessions = (bot, opponent) if seat == 0 else (opponent, bot)
             spec = GameSpec(
-                game_id=g,
+                game_id=number - 1,
                 engines=engines,
                 rules=rules,
                 seed=12345,
                 deal_set=g,
                 first_dealer=(g // 2) % 2,
-                time=TimeSettings(per_move_ms=time_per_move),
+                time=time_settings,
             )
             try:
                 rec = await play_game(spec, sessions)
             except ArbiterError as exc:  # both bots were stopped; nobody is blamed
-                problems.append(GameProblem(game=g + 1, reason="", detail=str(exc)))
+                problems.append(GameProblem(game=number, reason="", detail=str(exc)))
                 stopped_early = True
-                break
+                return None
             records.append(rec)
+            term = rec.termination
+            if term.reason != "normal" and term.offender is not None:
+                if rec.engines[term.offender] == "checked":
+                    problems.append(
+                        GameProblem(number, term.reason, term.detail, term.line or "", bot.probe)
+                    )
+            return rec
+
+        for g in range(games):
+            before = len(problems)
+            rec = await play(g, g + 1)
+            if rec is None:
+                break
             if g == 0 and bot.info.bot_name:
                 info = bot.info
                 handshake = f"{info.bot_name} {info.version} by {info.author}"
-            term = rec.termination
-            if term.reason != "normal":
-                who = rec.engines[term.offender] if term.offender is not None else "?"
-                if who == "checked":
-                    problems.append(GameProblem(g + 1, term.reason, term.detail, term.line or ""))
-                    if term.reason in _FATAL or len(problems) >= 3:
-                        stopped_early = True
-                        break
+            if len(problems) > before and (rec.termination.reason in _FATAL or len(problems) >= 3):
+                stopped_early = True
+                break
             for deal in rec.deals:
                 for a in deal.actions:
                     if rec.engines[a.seat] == "checked" and not a.substituted:
                         seen.add(decision_kind(a.action))
             if seen == set(DECISION_KINDS) and g >= 1:
                 break
+        # Leniency (§2.5): the first games again, with what a later revision may add.
+        if records and not problems:
+            bot.probe = True
+            played = len(records)
+            for g in range(min(2, played)):
+                if await play(g, played + g + 1) is None or problems:
+                    break
+            bot.probe = False
+            unknowns = UnknownsResult.FAILED if problems else UnknownsResult.IGNORED
         # The quit semantics: the bot must exit by itself after "quit".
         quit_ok = await _quits_cleanly(bot)
         await opponent.stop()
@@ -297,7 +462,48 @@ async def check_bot(
             if quit_ok
             else QuitResult.HUNG
         ),
+        unknowns=unknowns,
+        late=_late_replies(records, time_settings),
+        setting=_setting(rules, time_settings),
     )
+
+
+def _late_replies(records: list[GameRecord], tm: TimeSettings) -> LateReplies | None:
+    """The checked bot's replies that took longer than allowed (inside the grace margin).
+
+    The allowance is recomputed as the arbiter computes it (PROTOCOL.md §5.2): the
+    per-decision time, or under a clock the seat's remaining clock.
+    """
+    late: list[tuple[float, int]] = []
+    for rec in records:
+        clock = tm.clock_ms
+        for deal in rec.deals:
+            for a in deal.actions:
+                if rec.engines[a.seat] != "checked" or a.substituted:
+                    continue
+                allowed = tm.per_move_ms if clock is None else clock
+                if a.ms > allowed:
+                    late.append((a.ms, allowed))
+                if clock is not None:
+                    clock = max(0, clock - charged_ms(a.ms / 1000)) + tm.increment_ms
+    if not late:
+        return None
+    slowest, allowed = max(late, key=lambda pair: pair[0] - pair[1])
+    return LateReplies(len(late), slowest, allowed, tm.grace_ms)
+
+
+def _setting(rules: Rules, tm: TimeSettings) -> str:
+    """What the games were played under, e.g. ``rules: default; time: 2000 ms per decision``."""
+    default = make_rules(rules.preset)
+    changed = [
+        f"{name}={json.dumps(getattr(rules, name))}"
+        for name in rules.__struct_fields__
+        if getattr(rules, name) != getattr(default, name)
+    ]
+    text = f"rules: {rules.preset}" + (f" with {', '.join(changed)}" if changed else "")
+    if tm.clock_ms is None:
+        return text + f"; time: {tm.per_move_ms} ms per decision"
+    return text + f"; time: game clock {tm.clock_ms} ms + {tm.increment_ms} ms per decision"
 
 
 async def _quits_cleanly(session: BotSession) -> bool | None:

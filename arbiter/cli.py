@@ -772,16 +772,26 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from arbiter.check import check_bot, format_check
+    from arbiter.check import check_bot, check_rules, format_check
+    from arbiter.rules import RulesError
 
-    argv = shlex.split(args.command)
+    argv = shlex.split(args.bot)
     if not argv:
         raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
+    try:
+        rules = check_rules(args.rules, args.rule)
+    except RulesError as exc:
+        raise UsageError(str(exc)) from None
+    if args.increment and args.clock is None:
+        raise UsageError("--increment needs --clock")
     report = trio.run(
         lambda: check_bot(
             argv,
             games=args.games,
             time_per_move=args.time_per_move,
+            clock_ms=args.clock,
+            increment_ms=args.increment,
+            rules=rules,
             handshake_ms=args.handshake_ms,
             sandbox=args.sandbox or "auto",
         )
@@ -816,6 +826,25 @@ def _add_show(sub: Any) -> None:
         "--seat", type=int, choices=(0, 1), help="show only what this seat knew (0 or 1)"
     )
     w.set_defaults(func=cmd_show)
+
+
+def _positive_ms(text: str) -> int:
+    """A ``check`` time option: a positive number of milliseconds."""
+    value = _non_negative_ms(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of milliseconds, got {text}")
+    return value
+
+
+def _non_negative_ms(text: str) -> int:
+    """A ``check`` time option: a number of milliseconds, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected milliseconds, 0 or more, got {text}")
+    return value
 
 
 # ----------------------------------------------------------------------------- main
@@ -913,7 +942,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_match)
 
     c = sub.add_parser("check", help="check a bot's protocol compliance")
-    c.add_argument("command", help="the bot's command line, quoted")
+    # Not "command": that is where the subcommand's name goes (error messages use it).
+    c.add_argument("bot", metavar="command", help="the bot's command line, quoted")
     c.add_argument(
         "--games",
         type=_positive_int("games"),
@@ -925,6 +955,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--handshake-ms", type=_positive_int("milliseconds"), default=10_000, metavar="MS"
+    )
+    c.add_argument(
+        "--clock", type=_positive_ms, metavar="MS", help="play under a game clock of MS per game"
+    )
+    c.add_argument(
+        "--increment", type=_non_negative_ms, default=0, metavar="MS", help="clock increment"
+    )
+    c.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    c.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rules option on top of the preset (repeatable), e.g. --rule target=7",
     )
     c.add_argument(
         "--sandbox",

@@ -32,7 +32,7 @@ from arbiter.config import FaultPolicyName
 from arbiter.faults import ArbiterError, BotFault
 from arbiter.hints import fix_hint
 from arbiter.record import DealRecord, EngineInfo, GameRecord, Termination, TerminationReason
-from arbiter.referee import Referee, seeded_decks
+from arbiter.referee import Referee, decision_limit_ms, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
 from arbiter.session import BotSession
 from protocol.messages import Action, Forfeit, decode_from_bot, encode
@@ -244,6 +244,9 @@ async def play_game(
             started=started,
             seconds=round(time.monotonic() - t0, 3),
         )
+    for session in sessions:  # each line of a bot's stderr log names its game
+        if session.bot is not None:
+            session.bot.log_context = f"game {spec.game_id}"
     tm = spec.time
     ref = Referee(
         rules=spec.rules,
@@ -331,7 +334,7 @@ async def _exchange(
             continue
         bot = sessions[seat].bot
         assert bot is not None
-        limit_ms = (req.clock_ms if req.clock_ms is not None else req.time_ms) + tm.grace_ms
+        limit_ms = decision_limit_ms(req) + tm.grace_ms
         line: bytes | None = None
         try:
             line, elapsed = await bot.request(

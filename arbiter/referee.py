@@ -22,10 +22,10 @@ A runner's loop::
         if pending is None:
             break
         seat, req = pending
-        limit = req.time_ms if req.clock_ms is None else min(req.time_ms, req.clock_ms)
+        limit = decision_limit_ms(req) + grace_ms
         try:
-            line = await exchange(seat, req, limit)   # send + read one line, within limit
-            ref.submit(seat, decode_from_bot(line), elapsed_ms=...)
+            line, seconds = await exchange(seat, req, limit)   # send + read, within limit
+            ref.submit(seat, decode_from_bot(line), elapsed_ms=seconds * 1000)
         except BotFault as e:    # timeout, EOF, undecodable line, wrong id, illegal action
             ref.forfeit(seat, e.reason, e.detail)
     # now ref.winner, ref.end_reason, ref.scores, ref.decks, ref.log, ref.fault
@@ -72,10 +72,29 @@ from protocol.messages import (
     ToBot,
 )
 
-__all__ = ["DeckSource", "Referee", "seeded_decks"]
+__all__ = ["DeckSource", "Referee", "charged_ms", "decision_limit_ms", "seeded_decks"]
 
 DeckSource = Callable[[int], Sequence[int]]
 """Gives the 32-card order of deal number ``n`` (from 1) of this game."""
+
+
+def decision_limit_ms(request: Request) -> int:
+    """The time ``request`` allows, before the grace margin (PROTOCOL.md §5.2).
+
+    Under a game clock the remaining clock alone governs: ``time_ms`` then holds the
+    initial bank and limits nothing (increments can lift ``clock_ms`` above it).
+    """
+    return request.time_ms if request.clock_ms is None else request.clock_ms
+
+
+def charged_ms(elapsed_s: float) -> int:
+    """Milliseconds a reply that took ``elapsed_s`` seconds costs its clock (PROTOCOL.md §5.2).
+
+    Time is measured to the microsecond and charged rounded up to the millisecond, so
+    every reply costs at least 1 ms: a bot cannot live on sub-millisecond replies for free.
+    """
+    micros = int(elapsed_s * 1_000_000)
+    return -(-micros // 1000)
 
 
 def seeded_decks(seed: Seed, game_number: int) -> DeckSource:
@@ -207,7 +226,7 @@ class Referee:
         """Check and apply ``seat``'s reply to the pending request.
 
         ``elapsed_ms`` (from starting to send the request to receiving the reply) is
-        charged to the seat's clock if there is one (whole milliseconds, rounded down)
+        charged to the seat's clock if there is one (:func:`charged_ms`: rounded up)
         and kept in the deal record; ``substituted`` marks an action the runner chose
         for a faulted seat (fault policy ``random_substitute``).  Raises
         :class:`~arbiter.faults.InvalidMessage` for a reply that is not an ``action`` or
@@ -220,7 +239,7 @@ class Referee:
             raise RuntimeError(f"submit for seat {seat}; pending request: {self._pending}")
         rid = self._pending[1]
         if self.clocks is not None:
-            self.clocks[seat] = max(0, self.clocks[seat] - int(elapsed_ms))
+            self.clocks[seat] = max(0, self.clocks[seat] - charged_ms(elapsed_ms / 1000))
         if not isinstance(message, Action):
             raise InvalidMessage(
                 f'expected an "action" message answering request {rid}, '

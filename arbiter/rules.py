@@ -241,8 +241,11 @@ def parse_action(text: str) -> int:
         return DISCARD | mask
     try:
         return int(Card.parse(text))
-    except CardError:
-        pass
+    except CardError as exc:
+        # No word is this short: the text was meant as a card ('10H', 'kh'), so say
+        # what is wrong with it as a card.
+        if len(text) <= 3:
+            raise ActionError(f"malformed action {text!r}: {exc}") from None
     raise ActionError(
         f"malformed action {text!r}: expected a card like 'KH', one of "
         f"{', '.join(repr(w) for w in _BY_WORD)}, or 'discard' followed by cards"

@@ -87,7 +87,7 @@ class _ToBotBase(msgspec.Struct, frozen=True, tag_field="type", kw_only=True):
 
 
 class Hello(_ToBotBase, tag="hello", frozen=True, kw_only=True):
-    """First message of a session; the bot answers with :class:`BotHello` (§3.1)."""
+    """First message of a session; the bot answers with its own :class:`BotHello` (§3.1)."""
 
     protocol: int = PROTOCOL_VERSION
     """Protocol version the arbiter speaks."""
@@ -113,7 +113,7 @@ class NewGame(_ToBotBase, tag="new_game", frozen=True, kw_only=True):
     first_dealer: int
     """Seat dealing the first deal."""
     rules: Rules
-    """The rule set in force (ecarte-rules.md)."""
+    """The rule set in force (the options of PROTOCOL.md §3.3)."""
     time_ms: int
     """Time allowed for each decision, in milliseconds."""
     clock_ms: int | None
@@ -228,7 +228,7 @@ class _FromBotBase(
 
 
 class BotHello(_FromBotBase, tag="hello", frozen=True, kw_only=True):
-    """The bot's answer to :class:`Hello`: who it is and which protocol it speaks."""
+    """The bot's answer to the arbiter's :class:`Hello`: who it is, the protocol it speaks."""
 
     name: ShortText
     """Engine name (1-100 characters)."""

@@ -1,32 +1,65 @@
-"""Generate ``protocol/schema.json``, the JSON Schema of every wire message.
+"""Generate the JSON Schemas of the wire messages, one file per direction.
 
-Run ``python -m protocol.schema`` after changing :mod:`protocol.messages`; the
-file is checked in and a test fails when it is stale.  The schema (JSON Schema
-2020-12) defines ``ToBot`` and ``FromBot`` under ``$defs``; a line on the wire
-matches one of them depending on its direction.
+Run ``python -m protocol.schema`` after changing :mod:`protocol.messages`; the files
+are checked in and a test fails when one is stale.  Both are JSON Schema 2020-12:
+
+* ``schema-to-bot.json`` (arbiter → bot) is **open**: objects may hold properties it
+  does not list and a message may have a ``type`` it does not list, because a
+  compatible revision of the protocol may add them and a bot must ignore them
+  (PROTOCOL.md §2.5).  A bot may validate what it receives against it.
+* ``schema-from-bot.json`` (bot → arbiter) is **strict**, like the arbiter: no
+  unknown property, no unknown type.  A bot may validate what it sends against it.
+
+Descriptions come from the Structs' docstrings, first paragraph only, with the
+Python markup removed: a bot author reads them without the Python sources.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import typing
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import msgspec
 
 from protocol.messages import PROTOCOL_VERSION, FromBot, ToBot
 
-__all__ = ["SCHEMA_PATH", "build_schema", "render_schema"]
+__all__ = ["SCHEMA_PATHS", "Direction", "build_schema", "plain_text", "render_schema"]
 
-SCHEMA_PATH: Final = Path(__file__).with_name("schema.json")
-"""Where the generated schema is checked in."""
+Direction = Literal["to-bot", "from-bot"]
+"""Which way the messages of a schema travel."""
+
+SCHEMA_PATHS: Final[dict[Direction, Path]] = {
+    "to-bot": Path(__file__).with_name("schema-to-bot.json"),
+    "from-bot": Path(__file__).with_name("schema-from-bot.json"),
+}
+"""Where each generated schema is checked in."""
+
+_TITLES: Final[dict[Direction, str]] = {
+    "to-bot": "arbiter to bot, open",
+    "from-bot": "bot to arbiter, strict",
+}
+_ABOUT: Final[dict[Direction, str]] = {
+    "to-bot": (
+        "Every line the arbiter sends to a bot. Open: objects may carry properties not "
+        "listed here and a message may have a type not listed here; a compatible revision "
+        "of version 1 may add them, and a bot must ignore them (PROTOCOL.md §2.5). "
+        "Validate what you receive against this schema."
+    ),
+    "from-bot": (
+        "Every line a bot may send to the arbiter. Strict, as the arbiter is: any property "
+        "or type not listed here is an invalid_message fault (PROTOCOL.md §2.5). Validate "
+        "what you send against this schema."
+    ),
+}
 
 
-def build_schema() -> dict[str, Any]:
-    """The schema of both directions as a JSON-compatible dict."""
-    (to_bot, from_bot), components = msgspec.json.schema_components(
-        [ToBot, FromBot], ref_template="#/$defs/{name}"
-    )
+def build_schema(direction: Direction) -> dict[str, Any]:
+    """The schema of one direction as a JSON-compatible dict."""
+    union: Any = ToBot if direction == "to-bot" else FromBot
+    (root,), components = msgspec.json.schema_components([union], ref_template="#/$defs/{name}")
     # An enum of strings (the fault reason) is written inline, like a Literal: the
     # closed list is the type, and a field does not need a definition of its own.
     enums = {
@@ -34,20 +67,34 @@ def build_schema() -> dict[str, Any]:
         for name, schema in components.items()
         if schema.keys() <= {"title", "description", "enum"}
     }
-    components = {
+    defs = {
         name: _inline(schema, enums)
         for name, schema in components.items()
         if f"#/$defs/{name}" not in enums
     }
+    defs = {name: _plain_descriptions(schema) for name, schema in sorted(defs.items())}
+    message = "ToBot" if direction == "to-bot" else "FromBot"
+    if direction == "to-bot":
+        defs = {name: _open(schema) for name, schema in defs.items()}
+        known = sorted(str(t.__struct_config__.tag) for t in typing.get_args(ToBot))
+        # The discriminator keeps its mapping for tools; an unknown type is still valid.
+        root = {
+            "anyOf": [
+                root,
+                {
+                    "description": "A message type of a later compatible revision: ignore it.",
+                    "type": "object",
+                    "properties": {"type": {"type": "string", "not": {"enum": known}}},
+                    "required": ["type"],
+                },
+            ]
+        }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": f"Écarté arena bot protocol, version {PROTOCOL_VERSION}",
-        "description": (
-            "One JSON object per line. Arbiter to bot: $defs/ToBot; bot to arbiter: "
-            "$defs/FromBot. Generated by `python -m protocol.schema`; see PROTOCOL.md."
-        ),
-        "anyOf": [{"$ref": "#/$defs/ToBot"}, {"$ref": "#/$defs/FromBot"}],
-        "$defs": {"ToBot": to_bot, "FromBot": from_bot, **dict(sorted(components.items()))},
+        "title": f"Écarté arena bot protocol, version {PROTOCOL_VERSION}: {_TITLES[direction]}",
+        "description": _ABOUT[direction] + " Generated by python -m protocol.schema.",
+        "$ref": f"#/$defs/{message}",
+        "$defs": {message: root, **defs},
     }
 
 
@@ -63,15 +110,69 @@ def _inline(node: Any, enums: dict[str, dict[str, Any]]) -> Any:
     return node
 
 
-def render_schema() -> str:
-    """The exact text of ``schema.json``."""
-    return json.dumps(build_schema(), indent=2, ensure_ascii=False) + "\n"
+def _open(node: Any) -> Any:
+    """``node`` with ``additionalProperties: false`` dropped at every depth."""
+    if isinstance(node, dict):
+        return {
+            key: _open(value)
+            for key, value in node.items()
+            if not (key == "additionalProperties" and value is False)
+        }
+    if isinstance(node, list):
+        return [_open(item) for item in node]
+    return node
+
+
+_ROLE: Final = re.compile(r":\w+:`~?(?:[\w.]*\.)?([^`]+)`")
+_LITERAL: Final = re.compile(r"``([^`]+)``")
+
+
+_TAGS: Final = {
+    t.__name__: str(t.__struct_config__.tag)
+    for t in (*typing.get_args(ToBot), *typing.get_args(FromBot))
+}
+"""Message class name → its ``type`` on the wire."""
+
+
+def plain_text(docstring: str) -> str:
+    """The first paragraph of ``docstring`` without Python markup, on one line.
+
+    A reference to a message class becomes its wire type (``:class:`Request``` →
+    ``"request" message``) and a literal is quoted (````count```` → ``"count"``).
+    """
+    first = docstring.strip().split("\n\n")[0]
+
+    def role(m: re.Match[str]) -> str:
+        name = m[1]
+        return f'"{_TAGS[name]}" message' if name in _TAGS else name
+
+    text = _LITERAL.sub(r'"\1"', _ROLE.sub(role, first))
+    return " ".join(text.split())
+
+
+def _plain_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: plain_text(value)
+            if key == "description" and isinstance(value, str)
+            else _plain_descriptions(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_plain_descriptions(item) for item in node]
+    return node
+
+
+def render_schema(direction: Direction) -> str:
+    """The exact text of the checked-in schema of ``direction``."""
+    return json.dumps(build_schema(direction), indent=2, ensure_ascii=False) + "\n"
 
 
 def main() -> None:
-    """Write ``schema.json`` next to this module."""
-    SCHEMA_PATH.write_text(render_schema(), encoding="utf-8")
-    print(f"wrote {SCHEMA_PATH}")
+    """Write both schemas next to this module."""
+    for direction, path in SCHEMA_PATHS.items():
+        path.write_text(render_schema(direction), encoding="utf-8")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from protocol.messages import (
     PROTOCOL_VERSION,
     Action,
     BotHello,
+    Forfeit,
     Hello,
     OptionValue,
     Quit,
@@ -53,7 +54,7 @@ def run_bot(
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
 ) -> None:
-    """Speak the protocol on stdin/stdout until ``quit`` or end of input.
+    """Speak the protocol on stdin/stdout until ``quit``, ``forfeit`` or end of input.
 
     ``choose`` gets each request and returns one of ``request.legal``.  ``on_hello``
     gets the engine options from the arbiter's ``hello``; ``on_notice`` gets every
@@ -83,6 +84,8 @@ def run_bot(
             else:
                 if on_notice is not None:
                     on_notice(message)
+                if isinstance(message, Forfeit):
+                    return  # the arbiter stops a forfeited bot: exit at once (§6.1)
                 continue
             out.write(encode(reply))
             out.flush()  # unflushed stdout is the most common bot failure

@@ -40,7 +40,7 @@ PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 
 
 class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The rule set of a game: every named option of the rules reference.
+    """The rule set of a game: every option of the Écarté rules the arbiter plays.
 
     Build one with :func:`arbiter.rules.make_rules` (validates names and values); the
     defaults are the project's default rule set.  A game record stores this whole
@@ -176,7 +176,7 @@ EVENT_TYPES = (
 
 
 class Observation(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Everything one seat may know about the game at one moment (rules section 9)."""
+    """Everything one seat may know about the game at one moment: a request's view."""
 
     seat: int
     """The seat this view belongs to (0 or 1)."""

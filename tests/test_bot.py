@@ -255,24 +255,63 @@ async def test_body_exception_is_not_wrapped(error: type[BaseException]) -> None
 # -- stderr ---------------------------------------------------------------------------------
 
 
-async def test_stderr_flood_is_drained_and_capped(tmp_path: Path) -> None:
+async def test_stderr_flood_is_drained_and_capped_with_visible_markers(tmp_path: Path) -> None:
     log = tmp_path / "flood.log"
     async with open_bot(
         bot_command("stderr_flood"), name="flood", log_path=log, stderr_cap=100_000
     ) as bot:
         assert (await bot.request(b"hi", timeout=10))[0] == b"hi"
-    data = log.read_bytes()
-    assert data.startswith(b"e" * 1000)
-    assert data.endswith(b"\n[stderr truncated after 100000 bytes]\n")
-    assert len(data) == 100_000 + len(b"\n[stderr truncated after 100000 bytes]\n")
+        pid = bot.pid
+    lines = log.read_bytes().split(b"\n")
+    prefix = f"[pid {pid}] ".encode()
+    assert all(line.startswith(prefix) for line in lines[:-1]) and lines[-1] == b""
+    logged = b"".join(line.removeprefix(prefix) for line in lines[:-3])
+    assert logged == b"e" * 100_000  # the cap counts the bot's bytes, not the prefixes
+    assert lines[-3] == prefix + (
+        b"[stderr cap of 100000 bytes reached: the rest of this process's stderr is dropped]"
+    )
+    dropped = 100 * 1_048_576 - 100_000
+    assert lines[-2] == prefix + (
+        f"[stderr: {dropped} bytes dropped after the cap of 100000 bytes]".encode()
+    )
+
+
+async def test_stderr_lines_name_the_process_and_its_context(tmp_path: Path) -> None:
+    """Two processes sharing one log: every line says which process, in which game."""
+    log = tmp_path / "shared.log"
+    script = (
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    sys.stderr.write('got ' + line); sys.stderr.flush()\n"
+        "    sys.stderr.write('half a '); sys.stderr.flush()\n"
+        "    sys.stderr.write('line\\n'); sys.stderr.flush()\n"
+        "    print(line.strip(), flush=True)\n"
+    )
+    command = BotCommand([sys.executable, "-c", script])
+    async with (
+        open_bot(command, name="a", log_path=log) as a,
+        open_bot(command, name="b", log_path=log) as b,
+    ):
+        a.log_context = "game 7"
+        assert (await a.request(b"one", timeout=10))[0] == b"one"
+        b.log_context = "game 8"
+        assert (await b.request(b"two", timeout=10))[0] == b"two"
+        await trio.sleep(0.2)  # let the drains catch up before the processes stop
+    lines = set(log.read_text().splitlines())
+    assert lines == {
+        f"[game 7 pid {a.pid}] got one",
+        f"[game 7 pid {a.pid}] half a line",
+        f"[game 8 pid {b.pid}] got two",
+        f"[game 8 pid {b.pid}] half a line",
+    }
 
 
 async def test_stderr_below_cap_is_logged_whole(tmp_path: Path) -> None:
     log = tmp_path / "small.log"
     script = "import sys; sys.stderr.write('thinking\\n'); sys.stderr.flush(); sys.stdin.readline()"
-    async with open_bot(BotCommand([sys.executable, "-c", script]), name="s", log_path=log):
+    async with open_bot(BotCommand([sys.executable, "-c", script]), name="s", log_path=log) as bot:
         pass
-    assert log.read_bytes() == b"thinking\n"
+    assert log.read_bytes() == f"[pid {bot.pid}] thinking\n".encode()
 
 
 # -- stopping -----------------------------------------------------------------------------

@@ -3,6 +3,8 @@ sends reaches the terminal raw."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,13 +13,17 @@ import pytest
 
 import arbiter.check
 from arbiter.check import (
+    PROBE_FIELD,
     CheckReport,
     GameProblem,
     QuitResult,
+    UnknownsResult,
+    add_unknowns,
     check_bot,
     format_check,
     terminal_safe,
 )
+from arbiter.cli import UsageError, build_parser, cmd_check
 from arbiter.faults import ArbiterError, FaultReason
 
 BOTS = Path(__file__).parent / "bots"
@@ -65,8 +71,8 @@ async def test_check_with_no_game_recorded(monkeypatch: pytest.MonkeyPatch) -> N
     report = await check_bot([sys.executable, "-m", "engines.random.bot"])
     assert not report.passed
     lines = format_check(report)
-    assert lines[0] == "no games were recorded"
-    assert lines[1] == (
+    assert lines[:2] == ["rules: default; time: 2000 ms per decision", "no games were recorded"]
+    assert lines[2] == (
         "FAIL game 1: game 0 aborted by an arbiter error: RuntimeError()\n"
         "    this is an error of the arbiter, not of the bot: please report it"
     )
@@ -77,7 +83,7 @@ async def test_check_with_no_games_asked() -> None:
     report = await check_bot([sys.executable, "-m", "engines.random.bot"], games=0)
     assert not report.passed
     lines = format_check(report)
-    assert lines[0] == "no games were recorded"
+    assert lines[1] == "no games were recorded"
 
 
 def test_report_of_a_bot_that_answered_everything_and_quit() -> None:
@@ -153,3 +159,91 @@ def test_every_fault_reason_has_advice() -> None:
     """The report's "fix:" line exists for every fault a checked bot can commit."""
     assert set(arbiter.check.ADVICE) == set(FaultReason)
     assert all(text and text == text.strip() for text in arbiter.check.ADVICE.values())
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [("top", "disconnected"), ("nested", "disconnected"), ("type", "invalid_message")],
+)
+async def test_check_fails_a_bot_that_trips_on_unknown_fields_or_types(
+    mode: str, reason: str
+) -> None:
+    """PROTOCOL.md §2.5: the plain games pass; the probed replay fails, citing §2.5."""
+    report = await check_bot([sys.executable, str(BOTS / "proto_strict_reader.py"), mode], games=2)
+    assert report.unknowns is UnknownsResult.FAILED and not report.passed
+    (problem,) = report.game_problems
+    assert problem.game == 3 and problem.reason == reason and problem.probed
+    text = "\n".join(format_check(report))
+    assert f"FAIL game 3: {reason}: " in text
+    assert "fix: ignore fields you do not know, at any depth, and messages whose type you do " in (
+        text
+    )
+    assert "(PROTOCOL.md §2.5: " in text
+
+
+def test_add_unknowns_reaches_every_level() -> None:
+    request = (
+        b'{"type":"request","id":1,"time_ms":5,"clock_ms":null,"view":{"rules":{"target":5},'
+        b'"events":[{"type":"stand","seat":0}],"legal":["KS"]}}'
+    )
+    notice, probed = add_unknowns(request)
+    assert json.loads(notice)["type"] not in {"request", "action"}
+    message = json.loads(probed)
+    assert next(iter(message)) == PROBE_FIELD  # first: "type" is not always first
+    view = message["view"]
+    assert PROBE_FIELD in view and PROBE_FIELD in view["rules"]
+    assert PROBE_FIELD in view["events"][0]
+    (event,) = add_unknowns(b'{"type":"event","event":{"type":"stand","seat":0}}')
+    assert PROBE_FIELD in json.loads(event)["event"]
+
+
+async def test_check_warns_about_replies_inside_the_grace_margin() -> None:
+    """The third reply of each process takes 350 ms against 200 ms allowed: accepted,
+    thanks to grace, in the plain game and in its probed replay."""
+    report = await check_bot(
+        [sys.executable, str(BOTS / "proto_clock_sleeper.py")],
+        games=1,
+        time_per_move=200,
+        grace_ms=1000,
+    )
+    assert report.late is not None
+    assert report.late.count == 2 and report.late.slowest_ms >= 350
+    assert report.late.allowed_ms == 200
+    assert any(
+        line.startswith("warning: 2 replies came late and passed only thanks to the 1000 ms ")
+        and "(PROTOCOL.md §5.2)" in line
+        for line in format_check(report)
+    )
+
+
+def test_check_command_takes_clock_and_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    random_bot = f"{sys.executable} -m engines.random.bot"
+    args = build_parser().parse_args(
+        [
+            *["check", random_bot, "--games", "2", "--clock", "3000", "--increment", "50"],
+            *["--rules", "cavendish", "--rule", "target=7", "--rule", "must_trump=false"],
+        ]
+    )
+    assert cmd_check(args) in (0, 1)  # two games may not show every decision
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "rules: cavendish with must_trump=false, target=7; "
+        "time: game clock 3000 ms + 50 ms per decision"
+    )
+    # The bundled engine ignores what it does not know (PROTOCOL.md §2.5).
+    assert "unknown fields and message types: ok (ignored)" in out
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (["--rule", "targ=7"], "unknown rules option 'targ'"),
+        (["--rule", "target"], "--rule 'target': expected key=value"),
+        (["--rules", "vegas"], "unknown rules preset 'vegas'"),
+        (["--increment", "10"], "--increment needs --clock"),
+    ],
+)
+def test_check_command_rejects_bad_rules_and_time(options: list[str], error: str) -> None:
+    args = build_parser().parse_args(["check", "true", *options])
+    with pytest.raises(UsageError, match=re.escape(error)):
+        cmd_check(args)

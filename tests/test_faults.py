@@ -14,7 +14,7 @@ from arbiter import faults as arbiter_faults
 from arbiter.record import TERMINATION_REASONS, TerminationReason
 from protocol import faults
 from protocol.faults import BotFault, FaultReason
-from protocol.schema import SCHEMA_PATH
+from protocol.schema import SCHEMA_PATHS
 
 ROOT = Path(__file__).resolve().parents[1]
 REASONS = {reason.value for reason in FaultReason}
@@ -57,12 +57,12 @@ def test_termination_reasons_are_the_faults_and_three_more() -> None:
 
 @pytest.mark.parametrize(
     "where",
-    ["schema.json", "README.md Faults", "PROTOCOL.md §6"],
+    ["schema-to-bot.json", "README.md Faults", "PROTOCOL.md §6"],
 )
 def test_every_list_of_fault_reasons_is_the_one_list(where: str) -> None:
     """The wire schema and both documents list exactly :class:`FaultReason`."""
-    if where == "schema.json":
-        schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    if where == "schema-to-bot.json":
+        schema = json.loads(SCHEMA_PATHS["to-bot"].read_text(encoding="utf-8"))
         listed = set(schema["$defs"]["Forfeit"]["properties"]["reason"]["enum"])
     elif where == "README.md Faults":
         listed = _table_reasons(ROOT / "README.md", "## Faults")

@@ -9,6 +9,7 @@ for the second game, and when the match is over no process of either bot is left
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -303,6 +304,8 @@ CASES = [
         id="10MB-line",
     ),
     pytest.param(Case("proto_stderr_flood", "normal"), id="stderr-flood-100MB"),
+    # PROTOCOL.md §3.1: a bot may send its hello before reading the arbiter's.
+    pytest.param(Case("proto_hello_first", "normal"), id="hello-before-the-arbiters"),
     pytest.param(
         Case("proto_ignore_term", "timeout", r"no reply within 0\.5", killed=True),
         id="ignore-sigterm",
@@ -398,8 +401,8 @@ async def test_misbehaving_bot(case: Case, tmp_path: Path) -> None:
         assert len(grandchildren) == 2
     assert not any(is_alive(pid) for pid in grandchildren)
     if case.script == "proto_stderr_flood":  # drained: logged up to the cap, the rest dropped
-        assert log.startswith(b"e" * 1000)
-        assert log.endswith(b" bytes]\n")
+        assert re.match(rb"\[(game \d+ )?pid \d+\] e{1000}", log)
+        assert log.endswith(b" bytes dropped after the cap of 1000000 bytes]\n")
         assert len(log) < 1_100_000
 
 
@@ -420,6 +423,43 @@ async def test_other_bot_is_told_game_end(script: str, tmp_path: Path) -> None:
     assert len(games) == 2
     for game in games:
         assert game.split()[-1] == "game_end", game
+
+
+async def test_under_a_clock_the_clock_governs_and_each_reply_costs_a_millisecond(
+    tmp_path: Path,
+) -> None:
+    """PROTOCOL.md §5.2: under a clock the deadline is clock_ms (per_move_ms and time_ms
+    limit nothing), replies are charged rounded up to the millisecond, then the increment
+    is added.  The bot sleeps 350 ms on its third request: beyond time_ms (200) plus grace
+    (100), within the clock that increments have raised above it."""
+    time = TimeSettings(per_move_ms=50, clock_ms=200, increment_ms=300, grace_ms=100)
+    match = await play_match(
+        "proto_clock_sleeper", tmp_path, tag=uuid.uuid4().hex, games=1, time=time
+    )
+    assert match.records[0].termination.reason == "normal"
+    seen = [tuple(map(int, m)) for m in re.findall(r"clock (\d+) (\d+)", match.log.read_text())]
+    assert len(seen) >= 3 and all(time_ms == 200 for time_ms, _ in seen)
+    # The stderr log names the game and the process of every line.
+    pid = match.bad.started[0].pid
+    for line in match.log.read_text().splitlines():
+        assert line.startswith(f"[game 1 pid {pid}] clock "), line
+    clocks = [clock for _, clock in seen]
+    assert clocks[0] == 200 and clocks[2] > 300
+    for before, after in itertools.pairwise(clocks):
+        assert after <= before - 1 + 300  # at least 1 ms charged for the fastest reply
+    assert clocks[3] <= clocks[2] - 350 + 300
+
+
+async def test_opponent_sees_the_hello_name_and_records_keep_both(tmp_path: Path) -> None:
+    """PROTOCOL.md §3.1/§3.3: new_game.opponent is the opponent's hello name; records
+    name engines by their configured name and keep the hello name next to it."""
+    match = await play_match(
+        "proto_hello_first", tmp_path, tag=uuid.uuid4().hex, games=1, opponent="proto_recorder"
+    )
+    (record,) = match.records
+    assert record.engines == ["proto_hello_first", "proto_recorder"]
+    assert [info.bot_name for info in record.info] == ["eager", "recorder"]
+    assert re.findall(r"got new_game (\w+)", match.other_log.read_text()) == ["eager"]
 
 
 # -- games between random bots ------------------------------------------------------------

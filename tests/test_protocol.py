@@ -6,7 +6,9 @@ import json
 import random
 import re
 import typing
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -33,7 +35,7 @@ from protocol.messages import (
     decode_to_bot,
     encode,
 )
-from protocol.schema import SCHEMA_PATH, build_schema, render_schema
+from protocol.schema import SCHEMA_PATHS, Direction, build_schema, plain_text, render_schema
 from protocol.view import CardPlayed
 
 DOC = Path(__file__).resolve().parents[1] / "PROTOCOL.md"
@@ -88,6 +90,26 @@ def test_every_transcript_line_decodes_and_reencodes_exactly() -> None:
     for _seat, direction, line in lines:
         message = decode_to_bot(line) if direction == "<<" else decode_from_bot(line)
         assert encode(message) == line
+
+
+def test_request_example_is_a_position_of_the_transcript_with_its_id() -> None:
+    """§3.6 and §8 show the same position with the same id, and the transcript's
+    annotations number requests as the wire does."""
+    lines = transcript()
+    (request,) = [body for info, body in doc_blocks("json") if '"type": "request"' in body]
+    (action,) = [body for info, body in doc_blocks("json") if body.startswith('{"type":"action"')]
+    wire = [(seat, direction, json.loads(line)) for seat, direction, line in lines]
+    at = [i for i, (_, d, m) in enumerate(wire) if d == "<<" and m == json.loads(request)]
+    assert len(at) == 1, "the §3.6 request is not a line of the transcript"
+    seat, _, reply = wire[at[0] + 1]
+    assert (seat, reply) == (wire[at[0]][0], json.loads(action))
+    (block,) = doc_blocks("transcript")
+    raw = block[1].splitlines()
+    for i, note in enumerate(raw):
+        if m := re.match(r"# Request (\d+) to seat (\d)", note):
+            line = next(x for x in raw[i:] if not x.startswith("#"))
+            sent = TRANSCRIPT_LINE.match(line)
+            assert sent and sent[1] == m[2] and json.loads(sent[3])["id"] == int(m[1]), note
 
 
 def test_error_examples_in_the_document_are_exact() -> None:
@@ -421,16 +443,101 @@ def test_arbiter_messages_ignore_unknown_top_level_fields() -> None:
     assert decode_to_bot(b'{"type":"quit","reason":"done"}') == Quit()
 
 
-def test_schema_json_is_up_to_date() -> None:
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == render_schema(), (
-        "protocol/schema.json is stale: run `python -m protocol.schema`"
+@pytest.mark.parametrize("direction", ["to-bot", "from-bot"])
+def test_checked_in_schemas_are_up_to_date(direction: Direction) -> None:
+    assert SCHEMA_PATHS[direction].read_text(encoding="utf-8") == render_schema(direction), (
+        f"{SCHEMA_PATHS[direction].name} is stale: run `python -m protocol.schema`"
     )
 
 
-def test_schema_covers_both_directions() -> None:
-    schema = build_schema()
-    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    defs = schema["$defs"]
-    assert set(defs["ToBot"]["discriminator"]["mapping"]) == _tags(ToBot)
-    assert set(defs["FromBot"]["discriminator"]["mapping"]) == _tags(FromBot)
-    assert defs["Action"]["additionalProperties"] is False
+def _objects(node: Any) -> Iterator[dict[str, Any]]:
+    """Every schema node of ``node`` that describes an object with properties."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            yield node
+        for value in node.values():
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _objects(item)
+
+
+def test_schema_to_bot_is_open_and_from_bot_strict() -> None:
+    """PROTOCOL.md §2.5: what a bot receives may grow; what it sends may not."""
+    to_bot, from_bot = build_schema("to-bot"), build_schema("from-bot")
+    for schema in (to_bot, from_bot):
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    # Arbiter to bot: no object forbids extra properties, at any depth, and a message of
+    # a type not listed is valid.
+    objects = list(_objects(to_bot["$defs"]))
+    assert len(objects) > 20
+    assert all("additionalProperties" not in o for o in objects)
+    known, unknown = to_bot["$defs"]["ToBot"]["anyOf"]
+    assert set(known["discriminator"]["mapping"]) == _tags(ToBot)
+    assert unknown["properties"]["type"]["not"]["enum"] == sorted(_tags(ToBot))
+    # Bot to arbiter: every object is closed, and only the two messages exist.
+    from_defs = from_bot["$defs"]
+    assert set(from_defs["FromBot"]["discriminator"]["mapping"]) == _tags(FromBot)
+    assert all(o["additionalProperties"] is False for o in _objects(from_defs))
+    assert "open" in to_bot["title"] and "strict" in from_bot["title"]
+
+
+def test_schema_descriptions_have_no_python_markup_or_private_references() -> None:
+    for direction in ("to-bot", "from-bot"):
+        text = render_schema(direction)
+        for markup in (
+            ":class:",
+            ":func:",
+            ":data:",
+            ":meth:",
+            "``",
+            "arbiter.rules",
+            "rules section",
+        ):
+            assert markup not in text, (direction, markup)
+        assert re.findall(r"[\w-]+\.md", text) == ["PROTOCOL.md"] * text.count(".md")
+    assert plain_text("Answer :class:`~protocol.messages.Request` with ``id``.\n\nMore.") == (
+        'Answer "request" message with "id".'
+    )
+
+
+def _section(number: str) -> str:
+    """The text of section ``number`` of PROTOCOL.md (up to the next section)."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(f"**§{number}**") if f"**§{number}**" in text else text.index(f"§{number} ")
+    following = re.compile(r"^(#+ §|\*\*§)", re.M)
+    m = following.search(text, start + 10)
+    return text[start : m.start() if m else len(text)]
+
+
+def test_view_table_matches_the_schema() -> None:
+    """§3.6: one row per view field, "or null" exactly where the schema allows null,
+    and the phases named are the schema's."""
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("`view` is your observation") : text.index("`legal` is kept inside")]
+    rows = {
+        m[1]: (m[2], m[3]) for m in re.finditer(r"^\| `(\w+)` \| ([^|]+) \| (.+) \|$", table, re.M)
+    }
+    view = build_schema("to-bot")["$defs"]["Observation"]
+    assert list(rows) == list(view["properties"])
+    for name, (kind, _) in rows.items():
+        prop = view["properties"][name]
+        nullable = any(alt.get("type") == "null" for alt in prop.get("anyOf", []))
+        assert ("or null" in kind) == nullable, name
+    phases = set(re.findall(r"`(\w+)`", rows["phase"][1]))
+    assert phases == set(view["properties"]["phase"]["enum"])
+
+
+def test_clock_text_states_what_the_arbiter_does() -> None:
+    """§5.2 says what tests/test_game.py and tests/test_referee.py check of the arbiter."""
+    text = " ".join(_section("5.2").split())
+    assert "under a clock the remaining clock alone is the limit" in text
+    assert "(`per_move_ms`) is ignored under a clock" in text
+    assert "charged rounded up to the millisecond" in text
+
+
+def test_first_dealer_is_a_seat_in_new_game_and_a_rule_in_rules() -> None:
+    """§3.3: the two fields named first_dealer have different types."""
+    defs = build_schema("to-bot")["$defs"]
+    assert defs["NewGame"]["properties"]["first_dealer"] == {"type": "integer"}
+    assert defs["Rules"]["properties"]["first_dealer"]["enum"] == ["random"]

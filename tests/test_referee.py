@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arbiter.faults import BotFault, FaultReason
-from arbiter.referee import Referee, seeded_decks
+from arbiter.referee import Referee, charged_ms, seeded_decks
 from arbiter.rules import Rules, deck_for, make_rules
 from engines.random.bot import RandomPlayer
 from protocol.messages import (
@@ -377,3 +377,12 @@ def test_request_ids_continue_across_games() -> None:
     pending = ref.request()
     assert pending is not None and pending[0] == 0 and pending[1].id == 41
     assert ref.next_request_ids == (42, 7)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "charged"),
+    [(0.0, 0), (0.0000004, 0), (0.0003, 1), (0.001, 1), (0.0010004, 1), (0.0012, 2), (1.5, 1500)],
+)
+def test_clock_charge_is_rounded_up_to_the_millisecond(seconds: float, charged: int) -> None:
+    """PROTOCOL.md §5.2: measured to the microsecond, charged rounded up."""
+    assert charged_ms(seconds) == charged

@@ -725,9 +725,18 @@ def test_action_notation_round_trip(text: str) -> None:
         ("play", "malformed action 'play'"),
         ("discard 7H 7H", "listed twice"),
         ("discard 10H", "the ten is written T"),
-        ("ks", "malformed action 'ks'"),
+        ("ks", "malformed action 'ks'.*notation is upper case: 'KS'"),
+        ("10H", "malformed action '10H'.*the ten is written T: 'TH'"),
+        ("ZZ", "malformed action 'ZZ'.*rank must be one of"),
     ],
-    ids=["unknown-word", "duplicate-card", "bad-card-in-discard", "lower-case-card"],
+    ids=[
+        "unknown-word",
+        "duplicate-card",
+        "bad-card-in-discard",
+        "lower-case-card",
+        "bare-ten",
+        "bad-rank",
+    ],
 )
 def test_malformed_actions(text: str, message: str) -> None:
     """Malformed action text is an ActionError, distinct from an illegal action."""

@@ -161,7 +161,9 @@ def test_a_sandboxed_bot_cannot_write_into_its_opponents_pipe(tmp_path: Path) ->
     for r in records:
         offender = r["termination"]["offender"]
         assert offender is None or r["engines"][offender] != "random", r["termination"]
-    log = (out / "logs" / "framer.stderr.log").read_text().split()
+    # Each log line is "[game G pid P] text": keep the text.
+    text = (out / "logs" / "framer.stderr.log").read_text().splitlines()
+    log = " ".join(line.split("] ", 1)[1] for line in text).split()
     assert log.count("framed") > 4  # it tried before every decision
     assert set(log[1::2]) == {"0"}, "the framer reached another process's pipe"
 
@@ -189,9 +191,9 @@ def _snoop(tmp_path: Path, mode: str) -> dict[str, object]:
     line = next(
         line
         for line in (out / "logs" / "snoop.stderr.log").read_text().splitlines()
-        if line.startswith("SNOOP ")
+        if "] SNOOP " in line
     )
-    found: dict[str, object] = json.loads(line.removeprefix("SNOOP "))
+    found: dict[str, object] = json.loads(line.split("] SNOOP ", 1)[1])
     return found
 
 

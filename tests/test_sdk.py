@@ -13,9 +13,11 @@ import pytest
 from arbiter.referee import Referee, seeded_decks
 from arbiter.rules import make_rules
 from engines.random.bot import RandomPlayer
+from protocol.faults import FaultReason
 from protocol.messages import (
     Action,
     BotHello,
+    Forfeit,
     Hello,
     NewGame,
     Quit,
@@ -81,6 +83,16 @@ def test_end_of_input_ends_the_bot() -> None:
     assert run([encode(Hello())]) == [
         encode(BotHello(name="first", author="tests", version="0", protocol=1))
     ]
+
+
+def test_forfeit_ends_the_bot() -> None:
+    """README "Writing a bot": exit on forfeit, as on quit; the notice is still seen."""
+    notices: list[ToBot] = []
+    game, _ = first_request()
+    forfeit = Forfeit(game="g1", reason=FaultReason.TIMEOUT, detail="no reply")
+    written = run([encode(Hello()), game[0], encode(forfeit), *game[1:]], on_notice=notices.append)
+    assert written == [encode(BotHello(name="first", author="tests", version="0", protocol=1))]
+    assert notices[-1] == forfeit
 
 
 def test_unknown_message_types_and_fields_are_ignored() -> None:

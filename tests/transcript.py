@@ -7,12 +7,18 @@ transcript::
 
     python -m tests.transcript --regenerate
 
-``tests/test_referee.py`` checks that the referee still produces the transcript.
+The same command rewrites the request and action examples of §3.6, taken from the
+transcript (the first request answering a led card by a seat that has exchanged), so
+the two always show the same position with the same id.  ``tests/test_referee.py``
+checks that the referee still produces the transcript, ``tests/test_protocol.py``
+that the §3.6 examples are lines of it.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import re
 
 import msgspec
@@ -21,6 +27,24 @@ from arbiter.cards import SUIT_NAMES, Card
 from engines.random.bot import RandomPlayer
 from protocol.messages import Action, BotHello, Hello, Quit, ToBot, decode_from_bot, encode
 from tests.test_referee import DOC, make_referee
+
+EXAMPLE_REQUEST = re.compile(r'(?ms)^```json to-bot\n\{\n  "type": "request",\n.*?^```$')
+"""The pretty-printed request example of §3.6."""
+EXAMPLE_ACTION = re.compile(r'(?m)^```json from-bot\n\{"type":"action".*\n```$')
+"""The action example of §3.6."""
+
+
+def example(lines: list[str]) -> tuple[str, str]:
+    """The §3.6 examples: the first request with a led card to a seat that has exchanged,
+    pretty-printed, and its reply, both as in the transcript."""
+    for ask, answer in itertools.pairwise(lines):
+        if not ask.endswith("}}") or ' << {"type":"request"' not in ask:
+            continue
+        message = json.loads(ask.split(" ", 2)[2])
+        view = message["view"]
+        if view["phase"] == "trick" and view["trick"] and view["discards"]:
+            return json.dumps(message, indent=2, ensure_ascii=False), answer.split(" ", 2)[2]
+    raise LookupError("no request in the transcript shows a led card after an exchange")
 
 
 def render() -> list[str]:
@@ -101,14 +125,15 @@ def render() -> list[str]:
             what = f"{len(legal)} discards, from {legal[0]!r} to {legal[-1]!r}"
         else:
             what = ", ".join(legal)
+        # Numbered as on the wire: each bot counts its own requests.
         if count == 1:
             out.append(
-                f"# Request 1 to seat {seat} (phase {phase}). The view is the seat's whole "
-                "knowledge;"
+                f"# Request {request.id} to seat {seat} (phase {phase}; ids count each bot's "
+                "own requests)."
             )
-            out.append(f"# view.legal lists what it may do: {what}.")
+            out.append(f"# The view is the seat's whole knowledge; view.legal lists: {what}.")
         else:
-            out.append(f"# Request {count} to seat {seat} (phase {phase}); legal: {what}.")
+            out.append(f"# Request {request.id} to seat {seat} (phase {phase}); legal: {what}.")
         line(seat, "<<", encode(request))
         reply = encode(Action(id=request.id, action=players[seat].choose(request)))
         line(seat, ">>", reply)
@@ -125,11 +150,14 @@ def main() -> None:
     args = parser.parse_args()
     if not args.regenerate:
         parser.error("pass --regenerate to rewrite the transcript in PROTOCOL.md")
-    block = "```transcript\n" + "\n".join(render()) + "\n```"
+    lines = render()
+    block = "```transcript\n" + "\n".join(lines) + "\n```"
+    request, action = example(lines)
     text = DOC.read_text(encoding="utf-8")
-    DOC.write_text(
-        re.sub(r"(?ms)^```transcript\n.*?^```$", lambda _: block, text), encoding="utf-8"
-    )
+    text = re.sub(r"(?ms)^```transcript\n.*?^```$", lambda _: block, text)
+    text = EXAMPLE_REQUEST.sub(lambda _: f"```json to-bot\n{request}\n```", text, count=1)
+    text = EXAMPLE_ACTION.sub(lambda _: f"```json from-bot\n{action}\n```", text, count=1)
+    DOC.write_text(text, encoding="utf-8")
     print(f"wrote the transcript of {DOC}")
 
 

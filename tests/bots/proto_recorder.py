@@ -1,6 +1,6 @@
 """Well-behaved protocol bot that plays the first legal action and writes the type of
-every message it receives to stderr, one per line (``got new_game``), so that a test
-can check what the arbiter told it."""
+every message it receives to stderr, one per line (``got deal``; ``got new_game NAME``
+with the opponent's name), so that a test can check what the arbiter told it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ HELLO = {"type": "hello", "name": "recorder", "author": "tests", "version": "1",
 
 for line in sys.stdin:
     msg = json.loads(line)
-    sys.stderr.write(f"got {msg['type']}\n")
+    opponent = f" {msg['opponent']}" if msg["type"] == "new_game" else ""
+    sys.stderr.write(f"got {msg['type']}{opponent}\n")
     sys.stderr.flush()
     if msg["type"] == "hello":
         reply: dict[str, object] = HELLO
