@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import io
 import math
@@ -67,6 +68,16 @@ from arbiter.tournament import (
 from arbiter.version import VERSION
 
 __all__ = ["main"]
+
+
+EXIT_OK = 0
+"""Every game was played without a fault."""
+EXIT_ARBITER_ERROR = 1
+"""Games were aborted by an error of the arbiter (not recorded; ``--resume`` plays them)."""
+EXIT_USAGE = 2
+"""A bad command line, config or results file, or an engine that cannot start."""
+EXIT_FAULTS = 3
+"""The run finished, but games were lost by faults (an engine may have been withdrawn)."""
 
 
 class UsageError(Exception):
@@ -233,13 +244,44 @@ def _run(
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
     if summary is not None:
         print(summary())
+    faults = fault_summary(results, out)
+    if faults is not None:
+        _say(faults)
     if errors:
         _say(
             f"{len(errors)} game(s) were aborted by arbiter errors and not recorded; "
             "please report them. --resume plays them again."
         )
-        return 1
-    return 0
+        return EXIT_ARBITER_ERROR
+    return EXIT_OK if faults is None else EXIT_FAULTS
+
+
+def fault_summary(results: list[GameResult], out: Path) -> str | None:
+    """The closing words on a run with faults (None without): how many games were lost
+    by a fault, by whom and why, and which engines were withdrawn."""
+    lost = [r for r in results if r.offender is not None]
+    if not lost:
+        return None
+    by_engine: dict[str, collections.Counter[str]] = {}
+    for r in lost:
+        assert r.offender is not None and r.reason is not None
+        by_engine.setdefault(r.engines[r.offender], collections.Counter())[r.reason] += 1
+    parts = []
+    for engine in sorted(by_engine):
+        reasons = ", ".join(f"{why} {n}" for why, n in by_engine[engine].most_common())
+        parts.append(f"{engine} ({reasons})")
+    withdrawn = sorted(e for e, reasons in by_engine.items() if reasons["withdrawn"])
+    text = (
+        f"the run had faults: {len(lost)} of {len(results)} games were lost by a fault: "
+        + "; ".join(parts)
+    )
+    if withdrawn:
+        text += f". Withdrawn: {', '.join(withdrawn)} (their remaining games were forfeited)"
+    first = lost[0].game_id
+    return (
+        text + f". Exit status {EXIT_FAULTS}. To see a game: ecarte show {shlex.quote(str(out))} "
+        f"{first}"
+    )
 
 
 async def _until_signal(
@@ -1010,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
         SandboxUnavailable,
     ) as exc:
         _say(f"ecarte {args.command}: error: {exc}")
-        return 2
+        return EXIT_USAGE
     return code
 
 

@@ -294,7 +294,7 @@ def test_run_progress_escapes_what_a_bot_wrote(
         f"engines:\n  - name: hostile\n    command: [{sys.executable}, {bot}, field]\n"
         "  - {name: r, builtin: random}\ngames_per_pairing: 2\nseed: 5\nconcurrency: 1\n"
     )
-    assert cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 3
     err = capsys.readouterr().err
     assert 'unknown field "\\x1b[2J\\x07\\u202e"' in err
     assert all(ch == "\n" or ch.isprintable() for ch in err), err
@@ -544,3 +544,43 @@ def test_sprt_verdict_names_the_hypothesis(pairs: list[float], verdict: str) -> 
     text = cli.sprt_verdict(state, "a", "b", max_pairs=100)
     assert text.startswith(verdict)
     assert "bounds [-2.94, 2.94]; H0: Elo <= 0, H1: Elo >= 10 for a against b)" in text
+
+
+def test_faults_are_told_as_they_happen_and_the_run_ends_with_status_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each fault is one line when it happens (game, engine, reason, line, fix); a run with
+    faults or a withdrawal ends with a summary and exit status 3, so scripts notice."""
+    bot = ROOT / "tests" / "bots" / "proto_garbage.py"
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        f"engines:\n  - name: talker\n    command: [{sys.executable}, {bot}]\n"
+        "  - {name: r, builtin: random}\ngames_per_pairing: 6\nseed: 5\nconcurrency: 1\n"
+        "faults: {withdraw_after: 2}\n"
+    )
+    out = tmp_path / "out"
+    assert cli_main(["tournament", str(config), "--out", str(out), "--quiet"]) == cli.EXIT_FAULTS
+    lines = capsys.readouterr().err.splitlines()
+    faults = [ln for ln in lines if " faulted: " in ln]
+    assert len(faults) == 2
+    assert faults[0].startswith("game 0: talker faulted: invalid_message: malformed JSON")
+    assert "its line: 'I play the king of spades!'" in faults[0]
+    assert faults[0].endswith(
+        "fix: write logs and debug output to stderr: stdout carries protocol lines only"
+    )
+    assert "talker withdrawn after 2 faults in a row" in lines
+    assert lines[-1] == (
+        "the run had faults: 6 of 6 games were lost by a fault: talker (withdrawn 4, "
+        "invalid_message 2). Withdrawn: talker (their remaining games were forfeited). "
+        f"Exit status 3. To see a game: ecarte show {out} 0"
+    )
+
+
+def test_a_run_without_faults_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "engines:\n  - {name: a, builtin: random}\n  - {name: b, builtin: greedy}\n"
+        "games_per_pairing: 2\nseed: 5\n"
+    )
+    assert cli_main(["tournament", str(config), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert "the run had faults" not in capsys.readouterr().err
