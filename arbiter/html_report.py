@@ -59,7 +59,9 @@ _SCRIPTS: Final = (
     "chartjs-chart-error-bars.min.js",
     "chartjs-chart-matrix.min.js",
 )
-_CARD_OF: Final = {f"{r}{s}": 8 * i + j for i, s in enumerate("SHDC") for j, r in enumerate("789TAJQK")}
+_CARD_OF: Final = {
+    f"{r}{s}": 8 * i + j for i, s in enumerate("SHDC") for j, r in enumerate("789TAJQK")
+}
 
 _REASON_TEXT: Final = {
     "king_turned_up": "king turned up",
@@ -146,7 +148,9 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
         st.deal([_CARD_OF[c] for c in deal.deck])
         turnup = _TEXT[st.turnup]
         opening = f"deal {deal.number}: {names[deal.dealer]} deals, turns up {turnup}"
-        opening = "; ".join([opening, *(_event_text(event_to_struct(e), names) for e in st.events[1:])])
+        opening = "; ".join(
+            [opening, *(_event_text(event_to_struct(e), names) for e in st.events[1:])]
+        )
         steps = [_snapshot(st, -1, opening, opening, [])]
         for a in deal.actions:
             seen = len(st.events)
@@ -155,21 +159,18 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
             public = "; ".join(_event_text(e, names) for e in new)
             full = public
             if a.action.startswith("discard"):
-                full = f"{names[a.seat]} {a.action}s" if a.action == "discard" else (
-                    f"{names[a.seat]} discards {a.action[8:]} and draws {len(a.action[8:].split())}"
-                )
-                full = "; ".join([full, *(_event_text(e, names) for e in new[1:])])
+                # The cards are the discarding seat's secret: only the count is public.
+                cards = a.action.split()[1:]
+                own = f"{names[a.seat]} discards {' '.join(cards)} and draws {len(cards)}"
+                full = "; ".join([own, *(_event_text(e, names) for e in new[1:])])
             elif a.action == "no-mark":
                 full = f"{names[a.seat]} does not mark the king"
             if a.substituted:
                 full += " (played by the arbiter)"
                 public = public and public + " (played by the arbiter)"
-            trick = [c.card for c in new if isinstance(c, CardPlayed)]
+            # A finished trick stays on the table for the step that finished it.
             if any(isinstance(e, TrickWon) for e in new):
-                played = [
-                    _TEXT[v] for k, _s, v in st.events if k == Event.CARD
-                ]
-                trick = played[-2:]
+                trick = [_TEXT[v] for k, _s, v in st.events if k == Event.CARD][-2:]
             else:
                 trick = [_TEXT[c] for c in st.trick_cards]
             steps.append(_snapshot(st, a.seat, full, public, trick))
@@ -205,7 +206,9 @@ def _history(outcomes: Sequence[GameOutcome]) -> dict[str, Any]:
     """Each engine's rating fitted on the first k games, for HISTORY_POINTS values of k."""
     n = len(outcomes)
     engines = sorted({e for o in outcomes for e in o.engines})
-    points: list[int] = sorted({math.ceil(n * i / HISTORY_POINTS) for i in range(1, HISTORY_POINTS + 1)})
+    points: list[int] = sorted(
+        {math.ceil(n * i / HISTORY_POINTS) for i in range(1, HISTORY_POINTS + 1)}
+    )
     series: dict[str, list[list[float]]] = {e: [] for e in engines}
     for k in points:
         try:
@@ -235,7 +238,13 @@ def _figures(report: Report, records_outcomes: Sequence[GameOutcome]) -> dict[st
         ]
     table = crosstable(report.outcomes)
     data["crosstable"] = [
-        {"row": row, "col": col, "wins": c.wins, "losses": c.losses, "score": round(100 * c.score, 1)}
+        {
+            "row": row,
+            "col": col,
+            "wins": c.wins,
+            "losses": c.losses,
+            "score": round(100 * c.score, 1),
+        }
         for i, row in enumerate(table.engines)
         for j, col in enumerate(table.engines)
         if (c := table.cells[i][j]) is not None
@@ -271,7 +280,9 @@ def _figures(report: Report, records_outcomes: Sequence[GameOutcome]) -> dict[st
 # ----------------------------------------------------------------------------- the page
 
 
-def render_report(records: Iterable[GameRecord], *, title: str = "tournament", seed: int = 0) -> str:
+def render_report(
+    records: Iterable[GameRecord], *, title: str = "tournament", seed: int = 0
+) -> str:
     """The whole page for these records (any order; shown in game-id order).
 
     ``seed`` seeds the bootstrap of the rating intervals, as for ``standings.json``.
