@@ -7,12 +7,13 @@ so it opens with no network.  The figures are those of :mod:`arbiter.report` and
 :mod:`arbiter.stats`; nothing is computed twice in JavaScript.
 
 Replays are computed here, not in the page: each record is played again through the
-rules, and after every action the state is read through :func:`arbiter.view.observe`
-for each seat, so a seat's view in the page holds what that seat was shown and
-nothing else.  A step carries both hands (each from its own seat's view), both
-discards, the trick, the scores and two texts: the whole action (``discards 7S 8H``)
-and what the other seat saw of it (``discards and draws 2``, or nothing for a
-declined king).  The page picks per view.  The replays are gzip-compressed and
+rules, and after every action each seat's hand and discards are read as
+:func:`arbiter.view.observe` shows them to that seat, and the texts of the step are
+made from the public events, so a seat's view in the page holds what that seat was
+shown and nothing else.  A step carries both hands, both discards, the trick, the
+scores and two texts: the whole action (``discards 7S 8H``) and what the other seat
+saw of it (``discards and draws 2``, or nothing for a declined king).  The page
+picks per view.  The replays are gzip-compressed and
 base64-encoded in the page (they repeat a lot: about a tenth of their JSON size) and
 unpacked by the browser's own ``DecompressionStream`` when a game is first opened.
 """
@@ -30,12 +31,13 @@ from typing import Any, Final
 
 import jinja2
 
+from arbiter.cards import format_cards
 from arbiter.journal import write_private
 from arbiter.record import GameRecord
 from arbiter.report import Report, build_report, result_of
 from arbiter.rules import Event, State, new_game
 from arbiter.stats import GameOutcome, crosstable, fit_ratings
-from arbiter.view import event_to_struct, observe
+from arbiter.view import event_to_struct
 from protocol.view import (
     Accepted,
     CardPlayed,
@@ -49,7 +51,7 @@ from protocol.view import (
     TrickWon,
 )
 
-__all__ = ["HISTORY_POINTS", "render_report", "write_report"]
+__all__ = ["HISTORY_POINTS", "render_report", "replay_of", "write_report"]
 
 HISTORY_POINTS: Final = 24
 """How many points of the "rating as games accumulate" curves are fitted."""
@@ -115,16 +117,20 @@ def _event_text(ev: GameEvent, names: Sequence[str]) -> str:
 def _snapshot(st: State, who: int, full: str, public: str, trick: list[str]) -> list[Any]:
     """One replay step: ``[who, full, public, hand0, hand1, disc0, disc1, trick, tricks0,
     tricks1, score0, score1, stock, vulnerable bits, marked]`` (cards as concatenated
-    text, the stock in deck order)."""
-    views = (observe(st, 0), observe(st, 1))
+    text, the stock in deck order).
+
+    Each seat's hand and discards are what :func:`arbiter.view.observe` shows that seat
+    (its ``hand`` and ``discards``; the tests compare them step by step), read straight
+    from the state: a whole view per seat and step would rebuild every event each time.
+    """
     return [
         who,
         full,
         public if public != full else 1,  # 1: the same as the whole text
-        "".join(views[0].hand),
-        "".join(views[1].hand),
-        "".join(c for d in views[0].discards for c in d),
-        "".join(c for d in views[1].discards for c in d),
+        "".join(format_cards(st.hands[0])),
+        "".join(format_cards(st.hands[1])),
+        "".join(c for m in st.discards[0] for c in format_cards(m)),
+        "".join(c for m in st.discards[1] for c in format_cards(m)),
         "".join(trick),
         st.tricks[0],
         st.tricks[1],

@@ -15,9 +15,13 @@ from typing import Any
 
 import pytest
 
+from arbiter.cards import Card
 from arbiter.cli import main as cli_main
+from arbiter.html_report import replay_of
 from arbiter.journal import read_journal
 from arbiter.record import GameRecord
+from arbiter.rules import new_game
+from arbiter.view import observe
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -201,6 +205,22 @@ def test_report_of_a_small_run_holds_every_section(run: Path) -> None:
                     assert step[2] == ""
     withdrawn = [r for r in records if r.termination.reason == "withdrawn"]
     assert all(replays[str(r.game_id)]["deals"] == [] for r in withdrawn)
+
+
+def test_each_seat_in_a_replay_holds_what_it_was_shown(run: Path) -> None:
+    for rec in _records(run):
+        st = new_game(rec.rules, rec.first_dealer)
+        for deal, rd in zip(replay_of(rec)["deals"], rec.deals, strict=True):
+            st.deal([Card.parse(c) for c in rd.deck])
+            states = [st.clone()]
+            for a in rd.actions:
+                st.apply_text(a.seat, a.action)
+                states.append(st.clone())
+            for step, state in zip(deal["steps"], states, strict=False):
+                for seat in (0, 1):
+                    view = observe(state, seat)
+                    assert step[3 + seat] == "".join(view.hand)
+                    assert step[5 + seat] == "".join(c for d in view.discards for c in d)
 
 
 def test_report_command_rewrites_the_same_page(

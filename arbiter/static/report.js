@@ -382,5 +382,6 @@
     else if (ev.key === "Home") { state.step = 0; draw(); ev.preventDefault(); }
     else if (ev.key === "End") { state.step = 1e9; draw(); ev.preventDefault(); }
   });
+  window.reportReadyMs = performance.now(); // read by bench/bench_report.py
   document.body.dataset.ready = "1";
 })();
