@@ -9,7 +9,8 @@ then rewrites the report with ``ecarte report`` and prints:
 - in headless Chromium (``/usr/bin/chromium`` through Playwright), the best of a few
   loads: navigation to the page's script having drawn every chart and filled the
   games list (``performance.now()`` at that point, and the wall time seen from
-  outside), then the time to open the first game's replay (unpacking every replay).
+  outside), then the time to open the first game's replay (unpacking every replay);
+- the floor: the same measure for a page that holds only the chart library.
 
 With ``--screenshot PATH`` it also saves a PNG of the page with a replay open (the
 README's picture).  Run from the repository root with the project installed:
@@ -112,6 +113,23 @@ def main() -> None:
                 f"{min(ready_ms):.0f} ms after navigation start ({min(wall_ms):.0f} ms wall "
                 f"from goto); first replay opened in {min(replay_ms):.0f} ms"
             )
+            # The floor: a page holding only the chart library, in the same browser.
+            floor = Path(tmp) / "floor.html"
+            static = Path(__file__).resolve().parent.parent / "arbiter" / "static"
+            floor.write_text(
+                "<!DOCTYPE html><html><body>"
+                + "".join(
+                    f"<script>{p.read_text(encoding='utf-8')}</script>"
+                    for p in sorted(static.glob("*.min.js"))
+                )
+                + "<script>window.readyMs = performance.now()</script></body></html>",
+                encoding="utf-8",
+            )
+            floor_ms = []
+            for _ in range(LOADS):
+                page.goto(floor.as_uri())
+                floor_ms.append(float(page.evaluate("window.readyMs")))
+            print(f"floor: a page with the chart library alone ready after {min(floor_ms):.0f} ms")
             if errors:
                 print("script errors:", *errors, sep="\n  ")
             if args.screenshot:

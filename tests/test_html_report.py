@@ -233,6 +233,16 @@ def test_report_command_rewrites_the_same_page(
     assert (run / "report.html").read_bytes() == before
 
 
+def test_report_of_a_merged_run_is_the_report_of_the_run(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    merged = tmp_path / "merged"
+    assert cli_main(["merge", str(run), "--out", str(merged)]) == 0
+    assert cli_main(["report", str(merged)]) == 0
+    capsys.readouterr()
+    assert (merged / "report.html").read_bytes() == (run / "report.html").read_bytes()
+
+
 def test_report_of_a_missing_journal_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
