@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import jinja2
 
-from arbiter.cards import format_cards
+from arbiter.cards import CARDS, format_cards
 from arbiter.journal import write_private
 from arbiter.record import GameRecord
 from arbiter.report import Report, build_report, result_of
@@ -61,9 +61,9 @@ _SCRIPTS: Final = (
     "chartjs-chart-error-bars.min.js",
     "chartjs-chart-matrix.min.js",
 )
-_CARD_OF: Final = {
-    f"{r}{s}": 8 * i + j for i, s in enumerate("SHDC") for j, r in enumerate("789TAJQK")
-}
+# Card number <-> text, for many decks (faster than Card.parse and str(Card)).
+_TEXT: Final = tuple(str(c) for c in CARDS)
+_CARD_OF: Final = {text: n for n, text in enumerate(_TEXT)}
 
 _REASON_TEXT: Final = {
     "king_turned_up": "king turned up",
@@ -142,9 +142,6 @@ def _snapshot(st: State, who: int, full: str, public: str, trick: list[str]) -> 
     ]
 
 
-_TEXT: Final = {n: t for t, n in _CARD_OF.items()}
-
-
 def replay_of(record: GameRecord) -> dict[str, Any]:
     """A game's replay data: per deal its dealer, turn-up and steps (see :func:`_snapshot`)."""
     names = record.engines
@@ -167,7 +164,7 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
             if a.action.startswith("discard"):
                 # The cards are the discarding seat's secret: only the count is public.
                 cards = a.action.split()[1:]
-                own = f"{names[a.seat]} discards {' '.join(cards)} and draws {len(cards)}"
+                own = " ".join([names[a.seat], "discards", *cards, f"and draws {len(cards)}"])
                 full = "; ".join([own, *(_event_text(e, names) for e in new[1:])])
             elif a.action == "no-mark":
                 full = f"{names[a.seat]} does not mark the king"
