@@ -1,4 +1,4 @@
-"""The ``ecarte`` command: tournament, match, check, stats, merge, show."""
+"""The ``ecarte`` command: tournament, match, check, stats, merge, show, report."""
 
 from __future__ import annotations
 
@@ -242,6 +242,8 @@ def _run(
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
     print(_write_outputs(results, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
+    if results:
+        print(f"report: {_write_html_report(out)}")
     if summary is not None:
         print(summary())
     faults = fault_summary(results, out)
@@ -701,6 +703,26 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_html_report(out: Path) -> Path:
+    """Write ``OUT/report.html`` from the journal in ``out`` (every record checked)."""
+    from arbiter.html_report import write_report  # Jinja2 is loaded only when needed
+
+    reader = _journal_of(out)
+    resolved = _read_config(reader.path.parent / "config.resolved.json")
+    check = None if resolved is None else _schedule_check(resolved, whole=False)
+    records = [e.record for e in checked_entries(reader, check)]
+    if not records:
+        raise UsageError(f"{out}: the journal holds no games")
+    target = reader.path.parent
+    title = target.name if resolved is None else resolved.name
+    return write_report(target, records, title=title, seed=_run_seed(target))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    print(f"report: {_write_html_report(Path(args.out))}")
+    return 0
+
+
 def _without_timing(r: GameRecord) -> GameRecord:
     """A record without the fields that differ between two runs of the same game."""
     deals = [
@@ -1023,6 +1045,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("out", help="output directory (or a games.jsonl)")
     s.add_argument("--pgn", help="also write the results as PGN headers to this file")
     s.set_defaults(func=cmd_stats)
+
+    r = sub.add_parser("report", help="write OUT/report.html: statistics and game replays")
+    r.add_argument("out", help="output directory (or a games.jsonl)")
+    r.set_defaults(func=cmd_report)
 
     g = sub.add_parser("merge", help="combine shard output directories")
     g.add_argument("dirs", nargs="+", help="shard output directories")
