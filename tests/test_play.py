@@ -308,3 +308,22 @@ def test_leaving_is_recorded_as_the_players_forfeit(tmp_path: Path, keys: str, h
     assert record.termination.offender == 1
     assert record.termination.detail == f"the player left the game ({how})"
     assert record.winner == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nosuchbot"], "'nosuchbot' is neither a bundled engine"),
+        (["random", "--rule", "target=9"], "bad rules option: target"),
+        (["random", "--rule", "bogus"], "--rule 'bogus': expected key=value"),
+        (["random", "--rules", "nosuch"], "unknown rules preset 'nosuch'"),
+    ],
+    ids=["engine", "value", "syntax", "preset"],
+)
+def test_a_bad_play_command_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert cli_main(["play", *args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecarte play: error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
