@@ -1,4 +1,4 @@
-"""The ``ecarte`` command: tournament, match, check, stats, merge, show, report."""
+"""The ``ecarte`` command: tournament, match, check, stats, merge, show, report, play."""
 
 from __future__ import annotations
 
@@ -910,6 +910,35 @@ def _non_negative_ms(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected milliseconds, 0 or more, got {text}")
     return value
 
+# ----------------------------------------------------------------------------- play
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from arbiter.play import PlayError, play_in_terminal
+
+    engine = _engine(args.engine)
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+    out = Path(args.out or f"tournaments/play-{engine.name}-{stamp}")
+    try:
+        return play_in_terminal(
+            engine, seat=args.seat, preset=args.rules, rules=args.rule, seed=args.seed, out=out
+        )
+    except PlayError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _add_play(sub: Any) -> None:
+    y = sub.add_parser("play", help="play a game yourself against an engine, in the terminal")
+    y.add_argument("engine", help="bundled engine name or command line")
+    y.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default 0)")
+    y.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    y.add_argument(
+        "--rule", action="append", metavar="KEY=VALUE", help="a rules option (repeatable)"
+    )
+    y.add_argument("--seed", type=_seed_arg, help="seed, an int or a string (default: random)")
+    y.add_argument("--out", help="output directory (default: tournaments/play-ENGINE-TIMESTAMP)")
+    y.set_defaults(func=cmd_play)
+
 
 # ----------------------------------------------------------------------------- main
 
@@ -1056,6 +1085,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="overwrite an existing merged journal")
     g.set_defaults(func=cmd_merge)
     _add_show(sub)
+    _add_play(sub)
     return p
 
 

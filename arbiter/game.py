@@ -3,9 +3,10 @@
 The async code here only moves lines and measures time: the pure
 :class:`~arbiter.referee.Referee` decides what each seat is told and whether a
 reply is acceptable, and keeps the deal records.  :func:`play_game` is three steps:
-start both seats (:class:`~arbiter.session.BotSession`), the exchange loop (an
-:class:`_Outbox` batches notices, a :class:`_FaultPolicy` decides what a fault
-costs), and :func:`_game_record`, the one place a :class:`GameRecord` is built.
+start both seats (each a :class:`~arbiter.session.Seat`: a bot session, or the person
+of ``ecarte play``), the exchange loop (an :class:`_Outbox` batches notices, a
+:class:`_FaultPolicy` decides what a fault costs), and :func:`_game_record`, the one
+place a :class:`GameRecord` is built.
 
 Every way a bot can fail ends in a fault with one reason (:mod:`arbiter.faults`);
 the fault policy decides what happens next:
@@ -34,7 +35,7 @@ from arbiter.hints import fix_hint
 from arbiter.record import DealRecord, EngineInfo, GameRecord, Termination, TerminationReason
 from arbiter.referee import Referee, decision_limit_ms, seeded_decks
 from arbiter.rules import Rules, Seed, seed_sha256
-from arbiter.session import BotSession
+from arbiter.session import Seat
 from protocol.messages import Action, Forfeit, decode_from_bot, encode
 
 __all__ = [
@@ -115,7 +116,7 @@ class _FaultPolicy:
     async def settle(
         self,
         spec: GameSpec,
-        sessions: tuple[BotSession, BotSession],
+        sessions: tuple[Seat, Seat],
         on_event: Callable[[str], None] | None,
     ) -> Termination:
         """How the game ended; the offender, if any, is told why (unless the arbiter played
@@ -158,7 +159,7 @@ class _Outbox:
     to both seats as one object, so it is encoded once.
     """
 
-    def __init__(self, sessions: tuple[BotSession, BotSession], faults: _FaultPolicy) -> None:
+    def __init__(self, sessions: tuple[Seat, Seat], faults: _FaultPolicy) -> None:
         self.sessions = sessions
         self.faults = faults
         self.held: list[list[bytes]] = [[], []]
@@ -218,7 +219,7 @@ def _line_text(line: bytes | None) -> str | None:
 
 async def play_game(
     spec: GameSpec,
-    sessions: tuple[BotSession, BotSession],
+    sessions: tuple[Seat, Seat],
     *,
     on_event: Callable[[str], None] | None = None,
 ) -> GameRecord:
@@ -300,9 +301,7 @@ async def play_game(
     )
 
 
-async def _start_seats(
-    spec: GameSpec, sessions: tuple[BotSession, BotSession]
-) -> tuple[int, BotFault] | None:
+async def _start_seats(spec: GameSpec, sessions: tuple[Seat, Seat]) -> tuple[int, BotFault] | None:
     """Start both seats' processes; the first that cannot start or handshake, if any."""
     for seat in (0, 1):
         if spec.isolate_deals and spec.deal_set in sessions[seat].deal_sets_seen:
@@ -318,7 +317,7 @@ async def _start_seats(
 
 async def _exchange(
     ref: Referee,
-    sessions: tuple[BotSession, BotSession],
+    sessions: tuple[Seat, Seat],
     faults: _FaultPolicy,
     tm: TimeSettings,
 ) -> None:

@@ -47,6 +47,8 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
             "start-up work (loading tables) must fit in the handshake time"
         )
     if reason == "disconnected":
+        if detail.startswith("the player left the game"):
+            return None  # a person of ecarte play, not a bot: nothing to fix
         if "closed its stdout" in detail or "closed its stdin" in detail:
             return "keep stdin and stdout open until the arbiter sends quit"
         if "killed by" in detail:

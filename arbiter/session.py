@@ -1,15 +1,20 @@
-"""One engine's bot process kept alive across games, and the protocol handshake.
+"""One engine's bot process kept alive across games, the protocol handshake, and what a
+game needs of a seat.
 
 A :class:`BotSession` starts its process on demand (:meth:`BotSession.ensure_started`),
 does the ``hello`` exchange of PROTOCOL.md §3.1, and stops it (``quit``, then escalating
 signals, PROTOCOL.md §3.9).  After a fault the game runner stops the session, and
 its next game starts a fresh process.
+
+:class:`Seat` is what :func:`arbiter.game.play_game` uses of each seat; a
+:class:`BotSession` is one, and so is the person at the terminal of ``ecarte play``
+(:class:`arbiter.play.HumanSeat`), which takes the same lines a bot would.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -26,7 +31,7 @@ from protocol.messages import (
     encode,
 )
 
-__all__ = ["CRASH_REASONS", "QUIT_GRACE", "TERM_GRACE", "BotSession"]
+__all__ = ["CRASH_REASONS", "QUIT_GRACE", "TERM_GRACE", "BotSession", "Seat", "SeatLink"]
 
 QUIT_GRACE = 2.0
 """Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
@@ -39,6 +44,63 @@ CRASH_REASONS = frozenset(
 """Faults whose record quotes the end of the bot's stderr (usually the error it died of)."""
 
 _QUIT_LINE = encode(Quit()).rstrip(b"\n")
+
+
+class SeatLink(Protocol):
+    """The line exchange of a running seat, as the game loop uses it (a :class:`Bot`)."""
+
+    log_context: str
+    """What the link's log lines are labelled with (the game at hand)."""
+
+    @property
+    def fault(self) -> BotFault | None:
+        """The fault that broke the link, or None; nothing more is sent once there is one."""
+        ...
+
+    async def request(
+        self, line: bytes, *, timeout: float, preceding: list[bytes] | None = None
+    ) -> tuple[bytes, float]:
+        """Send ``preceding`` notices and the request ``line``; the reply and seconds taken."""
+        ...
+
+    async def send_many(self, lines: list[bytes], *, deadline: float) -> None:
+        """Send notices (no reply)."""
+        ...
+
+
+class Seat(Protocol):
+    """What :func:`arbiter.game.play_game` needs of the player of one seat."""
+
+    @property
+    def info(self) -> EngineInfo:
+        """Who the player said it is (its handshake)."""
+        ...
+
+    @property
+    def bot(self) -> SeatLink | None:
+        """The running link, if started."""
+        ...
+
+    next_request_id: int
+    """Id of the seat's next request (ids increase across the games of one process)."""
+    deal_sets_seen: set[int]
+    """Deal sets played by the running link."""
+
+    async def ensure_started(self) -> SeatLink:
+        """Start the link if it is not running; raise a BotFault if it cannot."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop the link."""
+        ...
+
+    async def tell(self, message: ToBot) -> None:
+        """Best-effort last notice (a forfeit), even after a fault."""
+        ...
+
+    def explain(self, fault: BotFault) -> str:
+        """The detail of ``fault`` as it goes into the record."""
+        ...
 
 
 class BotSession:
