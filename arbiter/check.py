@@ -28,6 +28,7 @@ import yaml
 from arbiter.bot import Bot, BotCommand, live_pids
 from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import GameSpec, TimeSettings, play_game
+from arbiter.hints import ADVICE, fix_hint
 from arbiter.record import GameRecord
 from arbiter.referee import charged_ms
 from arbiter.rules import Rules, RulesError, make_rules
@@ -39,7 +40,6 @@ from arbiter.sandbox import (
     sandbox_enabled,
 )
 from arbiter.session import BotSession
-from protocol.messages import PROTOCOL_VERSION
 
 __all__ = [
     "ADVICE",
@@ -66,19 +66,6 @@ DECISION_KINDS = {
     "card": "play a card",
 }
 
-ADVICE: dict[FaultReason, str] = {
-    FaultReason.FAILED_TO_START: "the command could not be started: check the path and permissions",
-    FaultReason.NO_HANDSHAKE: "answer the arbiter's hello with "
-    '{"type":"hello","name":...,"author":...,"version":...,"protocol":'
-    f"{PROTOCOL_VERSION}}} and flush stdout",
-    FaultReason.TIMEOUT: "reply within time_ms, and flush stdout after every line",
-    FaultReason.DISCONNECTED: "keep running and keep stdout open until told to quit",
-    FaultReason.INVALID_MESSAGE: "send exactly one JSON object per line, with only the "
-    "documented fields",
-    FaultReason.ILLEGAL_ACTION: "answer with one of the strings in the request's view.legal",
-    FaultReason.RESOURCE_LIMIT: "stay within the memory and CPU limits",
-}
-"""What a bot author should do about each fault (every reason has an entry)."""
 
 _FATAL = (FaultReason.FAILED_TO_START, FaultReason.NO_HANDSHAKE)
 """Faults after which playing more games cannot tell anything new."""
@@ -257,7 +244,7 @@ class GameProblem:
                 "and nested) and messages of an unknown type; the same game without them "
                 f"passed\n    fix: {_LENIENCY}"
             )
-        return text + f"\n    fix: {ADVICE[FaultReason(self.reason)]}"
+        return text + f"\n    fix: {fix_hint(self.reason, self.detail, self.line or None)}"
 
 
 @dataclass(frozen=True, slots=True)

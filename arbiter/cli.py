@@ -910,6 +910,7 @@ def _non_negative_ms(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected milliseconds, 0 or more, got {text}")
     return value
 
+
 # ----------------------------------------------------------------------------- play
 
 

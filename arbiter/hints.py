@@ -11,13 +11,34 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["fix_hint"]
+from protocol.faults import FaultReason
+from protocol.messages import PROTOCOL_VERSION
+
+__all__ = ["ADVICE", "fix_hint"]
+
+ADVICE: dict[FaultReason, str] = {
+    FaultReason.FAILED_TO_START: "the command could not be started: check the path and permissions",
+    FaultReason.NO_HANDSHAKE: "answer the arbiter's hello with "
+    '{"type":"hello","name":...,"author":...,"version":...,"protocol":'
+    f"{PROTOCOL_VERSION}}} and flush stdout",
+    FaultReason.TIMEOUT: "reply within time_ms, and flush stdout after every line",
+    FaultReason.DISCONNECTED: "keep running and keep stdout open until told to quit",
+    FaultReason.INVALID_MESSAGE: "send exactly one JSON object per line, with only the "
+    "documented fields",
+    FaultReason.ILLEGAL_ACTION: "answer with one of the strings in the request's view.legal",
+    FaultReason.RESOURCE_LIMIT: "stay within the memory and CPU limits",
+}
+"""What a bot author should do about each fault reason in general (every reason has an
+entry): the hint when nothing more specific is known of the cause."""
 
 _MISSING_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 
 
 def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
-    """The advice for a fault of ``reason`` with ``detail`` and offending ``line``, if any.
+    """The advice for a fault of ``reason`` with ``detail`` and offending ``line``: the most
+    specific one known, else the reason's general :data:`ADVICE`; None for a reason that
+    is not a bot's fault (``normal``, ``withdrawn``, ``match_forfeit``) or a person who
+    left a game.
 
     >>> fix_hint("invalid_message", "unrequested line", "thinking...")
     'write logs and debug output to stderr: stdout carries protocol lines only'
@@ -69,7 +90,12 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
             "the bot went over the memory or CPU limit set in the config's limits: use less, "
             "or raise the limit"
         )
-    return None
+    if reason == "failed_to_start" and "Permission denied" in detail:
+        return "make the program executable (chmod +x) or start it with its interpreter"
+    try:
+        return ADVICE[FaultReason(reason)]
+    except ValueError:
+        return None  # not a bot's fault: normal, withdrawn, match_forfeit
 
 
 def _invalid_message_hint(detail: str, line: str | None) -> str:
@@ -84,7 +110,10 @@ def _invalid_message_hint(detail: str, line: str | None) -> str:
     if "duplicate key" in detail:
         return "write each key of a JSON object once"
     if "handshake" in detail:
-        return 'answer the arbiter\'s hello with {"type": "hello", "protocol": 1, "name": ...}'
+        return (
+            'answer the arbiter\'s hello with {"type": "hello", "protocol": '
+            f'{PROTOCOL_VERSION}, "name": ...}}'
+        )
     if "long" in detail:
         return "keep each line under 64 KiB"
     return "send one JSON object per line, as the protocol defines the message"

@@ -126,8 +126,9 @@ def test_report_orders_game_faults_before_decisions_and_quit() -> None:
     lines = format_check(report)
     assert lines[:3] == [
         "sandbox unavailable",
-        "FAIL game 1: timeout: no reply\\x07\n    fix: reply within time_ms, and flush stdout "
-        "after every line",
+        "FAIL game 1: timeout: no reply\\x07\n    fix: answer within the request's time_ms "
+        "(and clock_ms), and flush stdout after each line (print(..., flush=True)): an "
+        "unflushed reply never reaches the arbiter",
         "(stopped after game 1: the bot keeps failing)",
     ]
     assert lines[-2:] == [
@@ -247,3 +248,26 @@ def test_check_command_rejects_bad_rules_and_time(options: list[str], error: str
     args = build_parser().parse_args(["check", "true", *options])
     with pytest.raises(UsageError, match=re.escape(error)):
         cmd_check(args)
+
+
+async def test_check_catches_a_missing_flush_even_with_pythonunbuffered_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bot tested from a shell with PYTHONUNBUFFERED=1 would pass and then fail in a
+    tournament: check runs it without that variable, and names the fix."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    report = await check_bot(
+        [sys.executable, str(BOTS / "proto_no_flush.py")], games=1, time_per_move=300
+    )
+    assert not report.passed
+    text = "\n".join(format_check(report))
+    assert "FAIL game 1: timeout: no reply within" in text
+    assert "fix: answer within the request's time_ms (and clock_ms), and flush stdout" in text
+
+
+async def test_check_findings_carry_the_fix_for_their_cause() -> None:
+    """A debug print on stdout: the fix says to log to stderr, not only "send JSON"."""
+    report = await check_bot([sys.executable, str(BOTS / "proto_garbage.py")], games=1)
+    text = "\n".join(format_check(report))
+    assert "FAIL game 1: invalid_message: malformed JSON" in text
+    assert "fix: write logs and debug output to stderr: stdout carries protocol lines only" in text
