@@ -7,6 +7,7 @@ import collections
 import contextlib
 import io
 import math
+import os
 import re
 import secrets
 import shlex
@@ -635,9 +636,21 @@ def sprt_verdict(state: SprtState, a: str, b: str, *, max_pairs: int) -> str:
 
 
 def _journal_of(out: Path) -> JournalReader:
+    """The journal of a run directory, or a journal file; a file that is plainly no journal
+    (a YAML config, say) is refused as such, not as a damaged journal."""
     path = out / "games.jsonl" if out.is_dir() else out
     if not path.exists():
         raise UsageError(f"no journal at {path}")
+    try:
+        with open(path, "rb") as f:
+            start = f.read(64).lstrip()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+    if start and not start.startswith(b"{"):
+        raise UsageError(
+            f"{path} is not a game journal (one JSON game record per line): give a run's "
+            "output directory or its games.jsonl"
+        )
     return JournalReader(path)
 
 
@@ -1110,6 +1123,11 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         _say(f"ecarte {args.command}: error: {exc}")
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader of our output went away (``ecarte stats OUT | head``): stop quietly,
+        # and keep the interpreter's final flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     return code
 
 

@@ -584,3 +584,48 @@ def test_a_run_without_faults_exits_0(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     assert cli_main(["tournament", str(config), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     assert "the run had faults" not in capsys.readouterr().err
+
+
+def test_stats_on_a_config_file_says_it_is_no_journal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = ROOT / "configs" / "bundled.yaml"
+    assert cli_main(["stats", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f"ecarte stats: error: {config} is not a game journal (one JSON game record per "
+        "line): give a run's output directory or its games.jsonl\n"
+    )
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``ecarte stats OUT | head``: when the reader is gone, no traceback, status 141."""
+    out = tmp_path / "out"
+    assert (
+        cli_main(
+            [
+                "match",
+                "random",
+                "greedy",
+                "--games",
+                "2",
+                "--seed",
+                "3",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arbiter", "stats", str(out)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # long before the interpreter has started and printed anything
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
