@@ -21,6 +21,7 @@ import io
 import os
 import platform
 import secrets
+import select
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -439,13 +440,32 @@ class Screen:
         return f"{n} {action}"
 
 
+def read_answer(prompt: str) -> str:
+    """:func:`input`, except that a Ctrl+C at a terminal is never lost.
+
+    A SIGINT that lands after the prompt is written but before the blocking read starts
+    interrupts nothing: Python would see it only once a line arrives.  So on a terminal
+    the read waits for input in short polls (each one lets a pending Ctrl+C through)
+    and reads only a line that is there.  In canonical mode a terminal hands over one
+    line per read, so nothing waits unseen in Python's buffer.
+    """
+    if not sys.stdin.isatty():
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.2)[0]:
+        pass
+    return input()
+
+
 class Console:
     """The person's terminal: lines out, one answer in (blocking, with no time limit)."""
 
     def __init__(
         self,
         out: TextIO | None = None,
-        read: Callable[[str], str] = input,
+        read: Callable[[str], str] = read_answer,
         style: Style | None = None,
     ) -> None:
         self.out = out if out is not None else sys.stdout
