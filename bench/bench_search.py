@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
 from engines import double_dummy, expert_policy
-from engines.ceiling import omniscient_player
+from engines.ceiling import hands_only_player, omniscient_player
 from engines.double_dummy import dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
@@ -117,6 +117,8 @@ def _player(name: str) -> StatePlayer:
         return view_player(engine.choose)
     if name == "ceiling":
         return omniscient_player
+    if name == "hands":
+        return hands_only_player
     return {
         "expert": view_player(expert.choose),
         "random": view_player(choose_random),
@@ -161,6 +163,7 @@ def head_to_head(
         ("expert", "random", pairs),
         ("expert", "greedy", pairs),
         ("ceiling", "expert", pairs),
+        ("hands", "expert", pairs),
         ("search", "expert", search_pairs),
     ]
     if only_search:

@@ -28,15 +28,16 @@ from arbiter.rules import (
 )
 from arbiter.view import observe
 from engines import expert_policy
-from engines.ceiling import choose_omniscient, omniscient_player
+from engines.ceiling import choose_hands_only, choose_omniscient, omniscient_player
 from engines.double_dummy import dd_at_least, dd_card_tricks, dd_class, dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
 from engines.inprocess import choose_random, play_inprocess_match, view_player
-from engines.search.strategy import SearchEngine, win_probability
+from engines.search.strategy import CLOCK_SHARE, LEVELS, SearchEngine, win_probability
 from engines.utility import trick_utilities
 from engines.view_info import read_view
 from protocol.view import Observation
+from tests import golden_search
 
 Chooser = Callable[[Observation, random.Random], str]
 
@@ -123,6 +124,13 @@ def test_strategy_returns_only_legal_actions(choose: Chooser, step: int) -> None
 def test_ceiling_returns_only_legal_actions() -> None:
     for state, seat in POSITIONS[::4]:
         action = choose_omniscient(state, seat)
+        assert state.is_legal(action), (state, action)
+
+
+def test_hands_only_player_returns_only_legal_actions() -> None:
+    rng = random.Random(2)
+    for state, seat in POSITIONS[::9]:
+        action = choose_hands_only(state, seat, rng)
         assert state.is_legal(action), (state, action)
 
 
@@ -342,6 +350,37 @@ def test_search_deadline_follows_the_requests_time_limit() -> None:
         assert engine.stats.elapsed_ms <= 20
     engine.choose(observe(*POSITIONS[0]), random.Random(0))
     assert engine.stats.elapsed_ms <= 100
+
+
+def test_search_keeps_a_share_of_the_game_clock() -> None:
+    """Under a game clock a decision spends at most 1/CLOCK_SHARE of what is left."""
+    ticks = itertools.count()
+    engine = SearchEngine(budget_ms=80, clock=lambda: next(ticks) / 1000.0)
+    clock_ms = 400.0
+    for state, seat in POSITIONS[:120:3]:
+        view = observe(state, seat)
+        assert engine.choose(view, random.Random(0), time_ms=1000, clock_ms=clock_ms) in view.legal
+        assert engine.stats.elapsed_ms <= clock_ms / CLOCK_SHARE
+        clock_ms -= engine.stats.elapsed_ms
+    assert clock_ms > 0
+
+
+def test_search_levels_map_to_budgets() -> None:
+    assert sorted(LEVELS) == [1, 2, 3, 4, 5]
+    budgets = [SearchEngine.at_level(level).budget_ms for level in sorted(LEVELS)]
+    assert budgets == sorted(budgets) and len(set(budgets)) == 5
+    assert not SearchEngine.at_level(1).search_exchanges
+    assert SearchEngine.at_level(5).search_exchanges
+    with pytest.raises(ValueError, match=r"search level must be one of 1\.\.5, not 6"):
+        SearchEngine.at_level(6)
+
+
+def test_search_choices_match_golden_file() -> None:
+    expected = golden_search.GOLDEN_FILE.read_text()
+    assert golden_search.render() == expected, (
+        "the search engine's choices changed; if intended, run "
+        "`python -m tests.golden_search --regenerate` and review the diff"
+    )
 
 
 def test_search_with_a_frozen_clock_is_bounded_by_samples_and_deterministic() -> None:

@@ -38,8 +38,10 @@ the play is solved double-dummy up to what the score can tell apart
 best mean wins; ``exchange_margin`` can demand it beat the expert's choice by that
 many standard errors of the paired difference.  The mark is the expert's.
 
-Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`); a request's
-``time_ms`` lowers it.  The engine works to a deadline of 75 % of the budget minus a
+Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`, or a strength
+level of :data:`LEVELS`); a request's ``time_ms`` lowers it, and under a game clock so
+does a share of the time left (:data:`CLOCK_SHARE`: the clock shrinks geometrically and
+never runs out).  The engine works to a deadline of 75 % of the budget minus a
 fixed margin, checks the clock after every sample (and every rollout), and always has
 the expert's answer in hand if time runs out before the first sample.  ``max_samples``
 and ``exchange_samples`` bound the work by count; with a clock that never advances
@@ -53,7 +55,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from arbiter.cards import FULL_PACK, JACK, KING, QUEEN, SUIT_MASKS, card_list
 from arbiter.rules import (
@@ -78,7 +80,9 @@ from engines.view_info import ViewInfo, read_view
 from protocol.view import Observation
 
 __all__ = [
+    "CLOCK_SHARE",
     "DEFAULT_BUDGET_MS",
+    "LEVELS",
     "SearchEngine",
     "SearchStats",
     "choose",
@@ -88,6 +92,17 @@ __all__ = [
 
 DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
+LEVELS: Final = {1: 5.0, 2: 10.0, 3: 20.0, 4: 40.0, 5: 80.0}
+"""Strength levels: the budget per decision (milliseconds) of each; level 1 also takes
+the expert's exchange decisions instead of searching them."""
+CLOCK_SHARE: Final = 25
+"""Under a game clock, a decision spends at most this fraction (1/CLOCK_SHARE) of the
+time left: a seat makes about 30-45 decisions in a game of five points."""
+PRUNE_EVERY: Final = 12
+"""Samples after which the exchange search first drops its worse half of candidates
+(then again after twice as many, and so on)."""
+KEEP_AFTER_PRUNE: Final = 3
+"""Candidates the exchange search keeps to the end, the expert's among them."""
 MARGIN_MS: Final = 3.0
 """Time kept back from the working deadline for reading the view and answering."""
 MAX_SAMPLES: Final = 600
@@ -233,8 +248,11 @@ def _keepers(hand: int, trump: int) -> int:
 class _Model:
     """The opponent model: how likely a full opponent hand is, given his choices."""
 
-    def __init__(self, info: ViewInfo, play_eps: float, mark_eps: float) -> None:
+    def __init__(
+        self, info: ViewInfo, play_eps: float, mark_eps: float, choice_eps: float = UNLIKELY
+    ) -> None:
         self.info = info
+        self.choice_eps = choice_eps
         opp = info.opp
         self.trump = info.trump
         # Scores when the exchange decisions were taken (before this deal's marks).
@@ -296,19 +314,19 @@ class _Model:
         w = 1.0
         if self.kind == "stood":
             if not stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
-                w = UNLIKELY
+                w = self.choice_eps
         elif self.kind == "refused":
             first = info.proposals == 1 or info.rules.refusal_penalty == "any"
             if not refuses(hand, t, self.opp_score, self.my_score, info.target, first):
-                w = UNLIKELY
+                w = self.choice_eps
         elif self.kind == "proposed":
             exchanges = info.exchanges
             if stands(hand, t, self.opp_score, self.my_score, info.target, exchanges):
-                w = 0.35
+                w = min(1.0, 1.75 * self.choice_eps)
         if self.kept:
             short = self.kept - _keepers(hand, t).bit_count()
             if short > 0:
-                w *= UNLIKELY**short
+                w *= self.choice_eps**short
         if self.mark_eps < 1.0 and hand & self.king:
             w *= self.mark_eps
         if self.plays:
@@ -410,6 +428,8 @@ class SearchEngine:
         mark_eps: float = 0.2,
         exchange_margin: float = 1.0,
         exchange_samples: int | None = None,
+        wide_discards: bool = False,
+        choice_eps: float = UNLIKELY,
     ) -> None:
         self.clock = clock
         """Seconds, monotonic (tests pass a fake)."""
@@ -429,13 +449,40 @@ class SearchEngine:
         """Weight of a sample giving him the king of trumps he did not mark."""
         self.exchange_margin = exchange_margin
         """Standard errors by which an exchange action must beat the expert's."""
+        self.choice_eps = choice_eps
+        """Weight of a sample whose hand contradicts the opponent's exchange choices."""
+        self.wide_discards = wide_discards
+        """Whether every sensible legal discard is searched (else the expert's and the
+        "keep the best k" ones)."""
         self.stats = SearchStats()
         """What the last decision did."""
 
-    def choose(self, view: Observation, rng: random.Random, time_ms: float | None = None) -> str:
-        """The action for ``view``; ``time_ms`` (from the request) can lower the budget."""
+    @classmethod
+    def at_level(cls, level: int, **kwargs: Any) -> SearchEngine:
+        """The engine at strength ``level`` (a key of :data:`LEVELS`)."""
+        if level not in LEVELS:
+            raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
+        return cls(LEVELS[level], search_exchanges=level > 1, **kwargs)
+
+    def set_level(self, level: int) -> None:
+        """Switch to strength ``level`` (a key of :data:`LEVELS`)."""
+        if level not in LEVELS:
+            raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
+        self.budget_ms = LEVELS[level]
+        self.search_exchanges = level > 1
+
+    def choose(
+        self,
+        view: Observation,
+        rng: random.Random,
+        time_ms: float | None = None,
+        clock_ms: float | None = None,
+    ) -> str:
+        """The action for ``view``; a request's ``time_ms`` and ``clock_ms`` lower the budget."""
         start = self.clock()
         budget = self.budget_ms if time_ms is None else min(self.budget_ms, time_ms)
+        if clock_ms is not None:
+            budget = min(budget, clock_ms / CLOCK_SHARE)
         deadline = start + (0.75 * budget - MARGIN_MS) / 1000.0
         self.stats = SearchStats()
         info = read_view(view)
@@ -455,7 +502,7 @@ class SearchEngine:
         return fallback
 
     def _model(self, info: ViewInfo) -> _Model:
-        return _Model(info, self.play_eps, self.mark_eps)
+        return _Model(info, self.play_eps, self.mark_eps, self.choice_eps)
 
     # -- card play -------------------------------------------------------------------
 
@@ -510,7 +557,8 @@ class SearchEngine:
             return [STAND, PROPOSE] if fallback == STAND else [PROPOSE, STAND]
         if info.phase == "answer":
             return [ACCEPT, REFUSE] if fallback == ACCEPT else [REFUSE, ACCEPT]
-        # Discard: the expert's choice and "keep the best k" for every allowed k.
+        # Discard: the expert's choice first, then "keep the best k" for every allowed
+        # k, then (when ``wide_discards``) every other legal discard.
         legal = set(info.legal)
         trump = info.trump
         order = sorted(card_list(info.hand), key=lambda c: (c >> 3 != trump, -(c & 7)))
@@ -524,6 +572,17 @@ class SearchEngine:
                 out.append(a)
         if DISCARD in legal and DISCARD not in out:
             out.append(DISCARD)
+        if self.wide_discards:
+            # Throwing a trump while keeping a side card is (nearly) never better than
+            # throwing the side card: leave such discards out.
+            tmask = SUIT_MASKS[trump]
+            for a in info.legal:
+                if a in out:
+                    continue
+                thrown = a & ~DISCARD
+                if thrown & tmask and info.hand & ~thrown & ~tmask:
+                    continue
+                out.append(a)
         return out
 
     def _exchange(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
@@ -540,6 +599,8 @@ class SearchEngine:
         m = len(cands)
         sums = [0.0] * m
         sq = [0.0] * m
+        live = list(range(m))  # candidates still searched; the expert's (0) always is
+        prune_at = PRUNE_EVERY
         limit = self.exchange_samples
         clock = self.clock
         n = 0
@@ -558,27 +619,33 @@ class SearchEngine:
             stock = tuple(unseen[5 : 5 + stock_n])
             deck = (0,) * (32 - stock_n) + stock
             values = []
-            for a in cands:
-                s = template.clone()
-                s.deck = deck
-                s.hands[opp] = hand
-                values.append(_rollout(s, me, a, win))
-                if len(values) < m and clock() >= deadline:
+            for i in live:
+                st = template.clone()
+                st.deck = deck
+                st.hands[opp] = hand
+                values.append(_rollout(st, me, cands[i], win))
+                if len(values) < len(live) and clock() >= deadline:
                     break
-            if len(values) < m:
+            if len(values) < len(live):
                 break
             v0 = values[0]
-            for i, v in enumerate(values):
+            for i, v in zip(live, values, strict=True):
                 sums[i] += v
                 sq[i] += (v - v0) ** 2
             n += 1
+            if n >= prune_at and len(live) > KEEP_AFTER_PRUNE:
+                # Successive halving on the shared samples: keep the best half.
+                prune_at *= 2
+                ranked = sorted(live[1:], key=lambda i: -sums[i])
+                keep = max(KEEP_AFTER_PRUNE - 1, len(ranked) // 2)
+                live = [0, *sorted(ranked[:keep])]
         self.stats.tries = tries
         self.stats.samples = n
         if n < 2:
             return fallback
         best_i = 0
         best_gain = 0.0
-        for i in range(1, m):
+        for i in live[1:]:
             mean = (sums[i] - sums[0]) / n
             var = max(0.0, sq[i] / n - mean * mean) * n / (n - 1)
             gain = mean - self.exchange_margin * math.sqrt(var / n)
