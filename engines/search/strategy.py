@@ -61,6 +61,7 @@ from arbiter.cards import FULL_PACK, JACK, KING, QUEEN, SUIT_MASKS, card_list
 from arbiter.rules import (
     ACCEPT,
     DISCARD,
+    HIGHER_IN_SUIT,
     PROPOSE,
     REFUSE,
     STAND,
@@ -112,6 +113,16 @@ EXCHANGE_SAMPLES: Final = 2000
 """Most determinisations per exchange decision, however much time is left."""
 UNLIKELY: Final = 0.2
 """Acceptance of a sample whose hand contradicts the opponent's observed choice."""
+SHARP_CHOICE: Final = 0.03
+"""The same, for an opponent believed to play like the expert (his choices then tell
+nearly all)."""
+SHARP_PLAY: Final = 0.05
+"""Acceptance of a sample where such an opponent would have played another card (or
+marked the king he let pass)."""
+BELIEF_START: Final = 0.5
+"""Belief, before any deal is seen, that the opponent plays like the expert."""
+BELIEF_BOUNDS: Final = (0.05, 0.95)
+"""The belief carried from deal to deal stays within these, so it can always move."""
 
 _PHASES: Final = {p.name.lower(): p for p in Phase}
 
@@ -249,10 +260,24 @@ class _Model:
     """The opponent model: how likely a full opponent hand is, given his choices."""
 
     def __init__(
-        self, info: ViewInfo, play_eps: float, mark_eps: float, choice_eps: float = UNLIKELY
+        self,
+        info: ViewInfo,
+        play_eps: float,
+        mark_eps: float,
+        choice_eps: float = UNLIKELY,
+        belief: float = 0.0,
     ) -> None:
         self.info = info
         self.choice_eps = choice_eps
+        self.belief = belief
+        """Prior belief that the opponent plays like the expert (from earlier deals)."""
+        self._top: tuple[float, float] | None = None
+        self.exchanged = bool(info.taken[info.opp])
+        """Whether he has discarded (cards we cannot see him hold for played)."""
+        self.hidden = info.unseen
+        """Cards we cannot see: where his discards are."""
+        self.evidence = [0.0, 0.0]
+        """Summed weights of the samples drawn, under the sharp and the loose model."""
         opp = info.opp
         self.trump = info.trump
         # Scores when the exchange decisions were taken (before this deal's marks).
@@ -307,28 +332,27 @@ class _Model:
                 lead = card if lead < 0 else -1
                 before |= 1 << card
 
-    def weight(self, hand: int) -> float:
-        """Probability of keeping a sample where the opponent's whole deal hand is ``hand``."""
+    def _misfits(self, hand: int) -> tuple[int, int, int, int, int]:
+        """How ``hand`` disagrees with the expert model: (his stand or refusal, a proposal
+        on a hand the expert stands on, keepers short of the cards he kept, the king left
+        unmarked, card plays)."""
         info = self.info
         t = self.trump
-        w = 1.0
+        choice = proposed = short = 0
         if self.kind == "stood":
             if not stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
-                w = self.choice_eps
+                choice = 1
         elif self.kind == "refused":
             first = info.proposals == 1 or info.rules.refusal_penalty == "any"
             if not refuses(hand, t, self.opp_score, self.my_score, info.target, first):
-                w = self.choice_eps
+                choice = 1
         elif self.kind == "proposed":
-            exchanges = info.exchanges
-            if stands(hand, t, self.opp_score, self.my_score, info.target, exchanges):
-                w = min(1.0, 1.75 * self.choice_eps)
+            if stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
+                proposed = 1
         if self.kept:
-            short = self.kept - _keepers(hand, t).bit_count()
-            if short > 0:
-                w *= self.choice_eps**short
-        if self.mark_eps < 1.0 and hand & self.king:
-            w *= self.mark_eps
+            short = max(0, self.kept - _keepers(hand, t).bit_count())
+        mark = int(self.mark_eps < 1.0 and bool(hand & self.king))
+        plays = 0
         if self.plays:
             must = info.rules.must_trump
             up = ~(1 << info.turnup)
@@ -336,8 +360,68 @@ class _Model:
                 now = hand & ~his_before
                 unseen = FULL_PACK & ~now & up & ~before
                 if card_choice(now, lead, t, must, unseen) != card:
-                    w *= self.play_eps
-        return w
+                    # He may hold the card for master because the higher ones are
+                    # among his discards, which we cannot see.
+                    if (
+                        not self.exchanged
+                        or card_choice(
+                            now, lead, t, must, unseen & ~(HIGHER_IN_SUIT[card] & self.hidden)
+                        )
+                        != card
+                    ):
+                        plays += 1
+        return choice, proposed, short, mark, plays
+
+    def _likelihood(self, misfits: tuple[int, int, int, int, int], c: float, p: float) -> float:
+        """P(what he did | his hand) under a model that errs with ``c`` in his exchange
+        choices and ``p`` in his card play and marking (each check a yes or no)."""
+        choice, proposed, short, mark, plays = misfits
+        q = min(0.5, 1.75 * c)
+        v = 1.0
+        if self.kind in ("stood", "refused"):
+            v *= c if choice else 1.0 - c
+        elif self.kind == "proposed":
+            v *= q if proposed else 1.0 - q
+        if self.kept:
+            v *= c**short if short else 1.0 - c
+        if self.mark_eps < 1.0:
+            v *= p if mark else 1.0 - p
+        n = len(self.plays)
+        return v * p**plays * (1.0 - p) ** (n - plays)
+
+    def weight(self, hand: int) -> float:
+        """Probability of keeping a sample where the opponent's whole deal hand is ``hand``.
+
+        A mixture of a loose and a sharp expert model, weighted by the belief that the
+        opponent plays like the expert; every call also adds to the evidence for that
+        belief (the mean likelihood of uniform samples under each model is the
+        likelihood of what he did under it).
+        """
+        if self._top is None:
+            none = (0, 0, 0, 0, 0)
+            self._top = (
+                self._likelihood(none, SHARP_CHOICE, SHARP_PLAY),
+                self._likelihood(none, self.choice_eps, self.play_eps),
+            )
+        misfits = self._misfits(hand)
+        if misfits == (0, 0, 0, 0, 0):
+            sharp, loose = self._top
+        else:
+            sharp = self._likelihood(misfits, SHARP_CHOICE, SHARP_PLAY)
+            loose = self._likelihood(misfits, self.choice_eps, self.play_eps)
+        self.evidence[0] += sharp
+        self.evidence[1] += loose
+        b = self.posterior()
+        top = b * self._top[0] + (1.0 - b) * self._top[1]
+        return (b * sharp + (1.0 - b) * loose) / top
+
+    def posterior(self) -> float:
+        """Belief that the opponent plays like the expert, given this deal so far."""
+        sharp, loose = self.evidence
+        if loose <= 0.0:
+            return self.belief
+        b = self.belief
+        return b * sharp / (b * sharp + (1.0 - b) * loose)
 
 
 def _king_bonus(state: State) -> list[int]:
@@ -426,10 +510,11 @@ class SearchEngine:
         win_value: bool = True,
         play_eps: float = 0.3,
         mark_eps: float = 0.2,
-        exchange_margin: float = 1.0,
+        exchange_margin: float = 0.0,
         exchange_samples: int | None = None,
-        wide_discards: bool = False,
+        wide_discards: bool = True,
         choice_eps: float = UNLIKELY,
+        adaptive: bool = True,
     ) -> None:
         self.clock = clock
         """Seconds, monotonic (tests pass a fake)."""
@@ -451,6 +536,14 @@ class SearchEngine:
         """Standard errors by which an exchange action must beat the expert's."""
         self.choice_eps = choice_eps
         """Weight of a sample whose hand contradicts the opponent's exchange choices."""
+        self.adaptive = adaptive
+        """Whether the belief that the opponent plays like the expert is learnt from his
+        play (else the loose model is used throughout)."""
+        self.belief = BELIEF_START if adaptive else 0.0
+        """Belief, from the deals seen so far, that the opponent plays like the expert."""
+        self._deal = -1
+        self._deal_belief: float | None = None
+        self._last_model: _Model | None = None
         self.wide_discards = wide_discards
         """Whether every sensible legal discard is searched (else the expert's and the
         "keep the best k" ones)."""
@@ -486,7 +579,12 @@ class SearchEngine:
         deadline = start + (0.75 * budget - MARGIN_MS) / 1000.0
         self.stats = SearchStats()
         info = read_view(view)
+        self._new_deal(view.deal)
+        self._last_model = None
         action = self.decide(info, rng, deadline)
+        model = self._last_model
+        if self.adaptive and model is not None and model.evidence[1] > 0.0:
+            self._deal_belief = model.posterior()
         self.stats.elapsed_ms = (self.clock() - start) * 1000.0
         return format_action(action)
 
@@ -502,7 +600,18 @@ class SearchEngine:
         return fallback
 
     def _model(self, info: ViewInfo) -> _Model:
-        return _Model(info, self.play_eps, self.mark_eps, self.choice_eps)
+        model = _Model(info, self.play_eps, self.mark_eps, self.choice_eps, self.belief)
+        self._last_model = model
+        return model
+
+    def _new_deal(self, deal: int) -> None:
+        """At a new deal, carry the last deal's belief over as the prior."""
+        if deal != self._deal:
+            lo, hi = BELIEF_BOUNDS
+            if self._deal_belief is not None:
+                self.belief = min(hi, max(lo, self._deal_belief))
+                self._deal_belief = None
+            self._deal = deal
 
     # -- card play -------------------------------------------------------------------
 
