@@ -8,8 +8,9 @@
 Prints double-dummy solves per second (cold: empty memo each time; warm: the memo
 shared as in a search), then the determinisations per decision at the search budget,
 by phase.  With ``--h2h`` it plays seeded in-process matches (game pairs on the same
-decks, seats swapped): expert vs random, expert vs greedy, ceiling vs expert and
-search vs expert, each with its likelihood of superiority (LOS) and Elo difference.
+decks, seats swapped): expert vs random, expert vs greedy, ceiling vs expert,
+hands vs expert (the yardstick that sees the opponent's hand, not the stock) and search
+vs expert, each with its likelihood of superiority (LOS) and Elo difference.
 ``--max-samples`` and ``--set KEY=VALUE`` (any :class:`SearchEngine` keyword, e.g.
 ``--set exchange_samples=400 --search-budget-ms 1e9`` for a run bounded by sample
 counts, not time) tune the searcher for experiments.
