@@ -413,6 +413,30 @@ def test_search_sampler_holds_the_king_the_opponent_marked() -> None:
     assert model.forced == card_mask(["KH"])
 
 
+def test_search_belief_in_an_expert_opponent_falls_when_he_plays_otherwise() -> None:
+    state = _deal("KS QS 7C 8C 9C", "AS 9S TD JH 8H", "TH", dealer=1)
+    state.apply(STAND)
+    state.apply_text(0, "KS")
+    state.apply_text(1, "AS")  # the expert would follow with his lowest spade, the 9
+    state.apply_text(0, "7C")
+    state.apply_text(1, "JH")  # he must trump; the expert would with the 8
+    state.apply_text(1, "TD")
+    info = read_view(observe(state, 0))
+    engine = SearchEngine(clock=lambda: 0.0)
+    engine.belief = 0.5
+    model = engine._model(info)
+    rng = random.Random(3)
+    pool = list(card_list(info.unseen & ~info.opp_excluded))
+    for _ in range(400):
+        model.weight(sum(1 << c for c in rng.sample(pool, 3)) | info.played[1])
+    assert model.posterior() < 0.4
+    # The same hands weigh less when the opponent is believed to play like the expert.
+    sure, doubtful = engine._model(info), engine._model(info)
+    sure.belief, doubtful.belief = 0.95, 0.05
+    hand = card_mask(["AS", "9S", "TD", "JH", "8H"])
+    assert sure.weight(hand) < doubtful.weight(hand) < 1.0
+
+
 def test_search_takes_the_vole_with_the_master_trump() -> None:
     state = _deal("KH 7H KC QC JC", "QH 8C 9C TC 7S", "TH", dealer=1)
     state.apply(STAND)

@@ -19,6 +19,18 @@ played) so that they agree with everything observed:
   played is checked against the card the expert would have played from that hand.  A
   sample that contradicts the model is kept with a small probability, not never.
 
+How small is learnt from the opponent's own play.  Two models of him are kept, a loose
+one (he errs from the expert's choices now and then) and a sharp one (he plays like the
+expert, so his choices tell nearly all), each giving the probability of what he did
+from a given hand.  The mean of each over the uniform samples drawn in a decision is the
+likelihood of his observed play under that model; Bayes' rule turns it into a belief
+that he plays like the expert, which weights the mixture the samples are kept by, and
+the belief at the end of a deal (when most of his cards have been seen) is carried to
+the next, kept within :data:`BELIEF_BOUNDS` so it can always move.  Against the expert
+itself the sharp model measured no better than the loose one (the exchange signals say
+little that a hand count does not), so this costs nothing there and protects the
+inference against opponents who do not play by the book.
+
 Values.  A finished deal is valued as the chance of winning the *game* from the new
 scores (:func:`win_probability`: a table computed once from how deals end between two
 expert players, the dealer alternating), so the target, vulnerability, the vole and
@@ -36,7 +48,23 @@ holding the sampled cards and stock, the king of trumps is marked by its holder,
 the play is solved double-dummy up to what the score can tell apart
 (:func:`engines.double_dummy.dd_class`: no trick, one or two, three or four, the vole).  The
 best mean wins; ``exchange_margin`` can demand it beat the expert's choice by that
-many standard errors of the paired difference.  The mark is the expert's.
+many standard errors of the paired difference (0 by default: the margin measured no
+better).  A discard considers every legal one except those throwing a trump while
+keeping a side card (up to 31), pruned by successive halving on the shared samples
+(the worse half dropped after :data:`PRUNE_EVERY` samples, again after twice as many,
+down to :data:`KEEP_AFTER_PRUNE`).  The mark is the expert's.
+
+Why this design.  Perfect-information sampling is sound here for the reasons Long,
+Sturtevant, Buro and Furtak (2010) give for when it works: the game is short, the
+information hidden at the exchange (the stock) is revealed to neither player before
+the choice matters, and disambiguation is fast (a deal's cards are all played).  The
+strategy-fusion error is confined to the double-dummy card play after the exchange,
+which measured small: an exact player who sees the opponent's hand gains only about a
+point a deal from its card play.  Precomputed stand/propose tables (the Skat and bridge
+approach) were not built: sample-bounded runs at several times the samples the budget
+allows measured no better than the budget, so the engine's limit is not its sampling
+but the information it has, which the hands-only yardstick of :mod:`engines.ceiling`
+puts at about half the way to the all-seeing ceiling.
 
 Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`, or a strength
 level of :data:`LEVELS`); a request's ``time_ms`` lowers it, and under a game clock so
