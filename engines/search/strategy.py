@@ -132,6 +132,12 @@ PRUNE_EVERY: Final = 12
 (then again after twice as many, and so on)."""
 KEEP_AFTER_PRUNE: Final = 3
 """Candidates the exchange search keeps to the end, the expert's among them."""
+WIDE_MIN_MS: Final = 25.0
+"""Working time below which a discard is chosen among the expert's and the "keep the
+best k" ones only: every legal discard needs about that to be sampled at all."""
+FEW_SAMPLES: Final = 40
+"""Below this many samples an exchange action must beat the expert's by one standard
+error of the paired difference, whatever ``exchange_margin`` says."""
 MARGIN_MS: Final = 3.0
 """Time kept back from the working deadline for reading the view and answering."""
 MAX_SAMPLES: Final = 600
@@ -689,7 +695,7 @@ class SearchEngine:
 
     # -- exchanges -------------------------------------------------------------------
 
-    def _candidates(self, info: ViewInfo, fallback: int) -> list[int]:
+    def _candidates(self, info: ViewInfo, fallback: int, wide: bool = False) -> list[int]:
         if info.phase == "propose":
             return [STAND, PROPOSE] if fallback == STAND else [PROPOSE, STAND]
         if info.phase == "answer":
@@ -709,7 +715,7 @@ class SearchEngine:
                 out.append(a)
         if DISCARD in legal and DISCARD not in out:
             out.append(DISCARD)
-        if self.wide_discards:
+        if wide:
             # Throwing a trump while keeping a side card is (nearly) never better than
             # throwing the side card: leave such discards out.
             tmask = SUIT_MASKS[trump]
@@ -723,7 +729,9 @@ class SearchEngine:
         return out
 
     def _exchange(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
-        cands = self._candidates(info, fallback)
+        # Every discard only when there is time to sample them (else noise picks one).
+        wide = self.wide_discards and deadline - self.clock() >= WIDE_MIN_MS / 1000.0
+        cands = self._candidates(info, fallback, wide)
         self.stats.candidates = len(cands)
         if len(cands) == 1:
             return cands[0]
@@ -782,10 +790,12 @@ class SearchEngine:
             return fallback
         best_i = 0
         best_gain = 0.0
+        # On few samples a plain best mean is mostly noise: then ask for a margin.
+        margin = self.exchange_margin if n >= FEW_SAMPLES else max(1.0, self.exchange_margin)
         for i in live[1:]:
             mean = (sums[i] - sums[0]) / n
             var = max(0.0, sq[i] / n - mean * mean) * n / (n - 1)
-            gain = mean - self.exchange_margin * math.sqrt(var / n)
+            gain = mean - margin * math.sqrt(var / n)
             if mean > 0 and gain > best_gain:
                 best_i, best_gain = i, gain
         return cands[best_i]
