@@ -8,8 +8,9 @@
 Prints double-dummy solves per second (cold: empty memo each time; warm: the memo
 shared as in a search), then the determinisations per decision at the search budget,
 by phase.  With ``--h2h`` it plays seeded in-process matches (game pairs on the same
-decks, seats swapped): expert vs random, expert vs greedy, ceiling vs expert and
-search vs expert, each with its likelihood of superiority (LOS) and Elo difference.
+decks, seats swapped): expert vs random, expert vs greedy, ceiling vs expert,
+hands vs expert (the yardstick that sees the opponent's hand, not the stock) and search
+vs expert, each with its likelihood of superiority (LOS) and Elo difference.
 ``--max-samples`` and ``--set KEY=VALUE`` (any :class:`SearchEngine` keyword, e.g.
 ``--set exchange_samples=400 --search-budget-ms 1e9`` for a run bounded by sample
 counts, not time) tune the searcher for experiments.
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
 from engines import double_dummy, expert_policy
-from engines.ceiling import omniscient_player
+from engines.ceiling import hands_only_player, omniscient_player
 from engines.double_dummy import dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
@@ -117,6 +118,8 @@ def _player(name: str) -> StatePlayer:
         return view_player(engine.choose)
     if name == "ceiling":
         return omniscient_player
+    if name == "hands":
+        return hands_only_player
     return {
         "expert": view_player(expert.choose),
         "random": view_player(choose_random),
@@ -161,6 +164,7 @@ def head_to_head(
         ("expert", "random", pairs),
         ("expert", "greedy", pairs),
         ("ceiling", "expert", pairs),
+        ("hands", "expert", pairs),
         ("search", "expert", search_pairs),
     ]
     if only_search:

@@ -28,15 +28,16 @@ from arbiter.rules import (
 )
 from arbiter.view import observe
 from engines import expert_policy
-from engines.ceiling import choose_omniscient, omniscient_player
+from engines.ceiling import choose_hands_only, choose_omniscient, omniscient_player
 from engines.double_dummy import dd_at_least, dd_card_tricks, dd_class, dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
 from engines.inprocess import choose_random, play_inprocess_match, view_player
-from engines.search.strategy import SearchEngine, win_probability
+from engines.search.strategy import CLOCK_SHARE, LEVELS, SearchEngine, win_probability
 from engines.utility import trick_utilities
 from engines.view_info import read_view
 from protocol.view import Observation
+from tests import golden_search
 
 Chooser = Callable[[Observation, random.Random], str]
 
@@ -123,6 +124,13 @@ def test_strategy_returns_only_legal_actions(choose: Chooser, step: int) -> None
 def test_ceiling_returns_only_legal_actions() -> None:
     for state, seat in POSITIONS[::4]:
         action = choose_omniscient(state, seat)
+        assert state.is_legal(action), (state, action)
+
+
+def test_hands_only_player_returns_only_legal_actions() -> None:
+    rng = random.Random(2)
+    for state, seat in POSITIONS[::9]:
+        action = choose_hands_only(state, seat, rng)
         assert state.is_legal(action), (state, action)
 
 
@@ -344,6 +352,37 @@ def test_search_deadline_follows_the_requests_time_limit() -> None:
     assert engine.stats.elapsed_ms <= 100
 
 
+def test_search_keeps_a_share_of_the_game_clock() -> None:
+    """Under a game clock a decision spends at most 1/CLOCK_SHARE of what is left."""
+    ticks = itertools.count()
+    engine = SearchEngine(budget_ms=80, clock=lambda: next(ticks) / 1000.0)
+    clock_ms = 400.0
+    for state, seat in POSITIONS[:120:3]:
+        view = observe(state, seat)
+        assert engine.choose(view, random.Random(0), time_ms=1000, clock_ms=clock_ms) in view.legal
+        assert engine.stats.elapsed_ms <= clock_ms / CLOCK_SHARE
+        clock_ms -= engine.stats.elapsed_ms
+    assert clock_ms > 0
+
+
+def test_search_levels_map_to_budgets() -> None:
+    assert sorted(LEVELS) == [1, 2, 3, 4, 5]
+    budgets = [SearchEngine.at_level(level).budget_ms for level in sorted(LEVELS)]
+    assert budgets == sorted(budgets) and len(set(budgets)) == 5
+    assert not SearchEngine.at_level(1).search_exchanges
+    assert SearchEngine.at_level(5).search_exchanges
+    with pytest.raises(ValueError, match=r"search level must be one of 1\.\.5, not 6"):
+        SearchEngine.at_level(6)
+
+
+def test_search_choices_match_golden_file() -> None:
+    expected = golden_search.GOLDEN_FILE.read_text()
+    assert golden_search.render() == expected, (
+        "the search engine's choices changed; if intended, run "
+        "`python -m tests.golden_search --regenerate` and review the diff"
+    )
+
+
 def test_search_with_a_frozen_clock_is_bounded_by_samples_and_deterministic() -> None:
     def run() -> list[tuple[str, int]]:
         engine = SearchEngine(clock=lambda: 0.0, max_samples=30, exchange_samples=12)
@@ -372,6 +411,30 @@ def test_search_sampler_holds_the_king_the_opponent_marked() -> None:
     engine = SearchEngine(clock=lambda: 0.0, max_samples=40)
     model = engine._model(read_view(view0))  # the non-dealer's model of the dealer
     assert model.forced == card_mask(["KH"])
+
+
+def test_search_belief_in_an_expert_opponent_falls_when_he_plays_otherwise() -> None:
+    state = _deal("KS QS 7C 8C 9C", "AS 9S TD JH 8H", "TH", dealer=1)
+    state.apply(STAND)
+    state.apply_text(0, "KS")
+    state.apply_text(1, "AS")  # the expert would follow with his lowest spade, the 9
+    state.apply_text(0, "7C")
+    state.apply_text(1, "JH")  # he must trump; the expert would with the 8
+    state.apply_text(1, "TD")
+    info = read_view(observe(state, 0))
+    engine = SearchEngine(clock=lambda: 0.0)
+    engine.belief = 0.5
+    model = engine._model(info)
+    rng = random.Random(3)
+    pool = list(card_list(info.unseen & ~info.opp_excluded))
+    for _ in range(400):
+        model.weight(sum(1 << c for c in rng.sample(pool, 3)) | info.played[1])
+    assert model.posterior() < 0.4
+    # The same hands weigh less when the opponent is believed to play like the expert.
+    sure, doubtful = engine._model(info), engine._model(info)
+    sure.belief, doubtful.belief = 0.95, 0.05
+    hand = card_mask(["AS", "9S", "TD", "JH", "8H"])
+    assert sure.weight(hand) < doubtful.weight(hand) < 1.0
 
 
 def test_search_takes_the_vole_with_the_master_trump() -> None:

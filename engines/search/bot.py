@@ -4,7 +4,10 @@ Also runnable as ``python -m engines.search.bot``.  The strategy is in
 :mod:`engines.search.strategy` (see its docstring).  Each decision works within the
 request's ``time_ms``, and within the budget set by the engine option ``budget_ms``
 (from the arbiter's ``hello``) or the ``--budget-ms`` argument, whichever is smaller;
-the default budget is :data:`engines.search.strategy.DEFAULT_BUDGET_MS`.
+the default budget is :data:`engines.search.strategy.DEFAULT_BUDGET_MS`.  The option
+``level`` (1 to 5, or ``--level``) picks a strength level of
+:data:`engines.search.strategy.LEVELS` instead; under a game clock each decision also
+keeps within a share of the time left.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engines import seeded_rng
-from engines.search.strategy import DEFAULT_BUDGET_MS, SearchEngine
+from engines.search.strategy import DEFAULT_BUDGET_MS, LEVELS, SearchEngine
 from protocol.messages import OptionValue, Request
 from protocol.sdk import run_bot
 
@@ -28,17 +31,25 @@ def main(argv: list[str] | None = None) -> None:
     """Serve requests on stdin/stdout until the arbiter says quit."""
     parser = argparse.ArgumentParser(description="Écarté search engine (protocol bot)")
     parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS)
+    parser.add_argument("--level", type=int, choices=sorted(LEVELS))
     args = parser.parse_args(argv)
     engine = SearchEngine(args.budget_ms)
+    if args.level is not None:
+        engine.set_level(args.level)
     rng = seeded_rng("search")
 
     def hello(options: dict[str, OptionValue]) -> None:
+        level = options.get("level")
+        if isinstance(level, int) and not isinstance(level, bool) and level in LEVELS:
+            engine.set_level(level)
+        elif level is not None:
+            print(f"search: ignoring option level={level!r} (not 1..5)", file=sys.stderr)
         budget = options.get("budget_ms")
         if isinstance(budget, int | float) and not isinstance(budget, bool) and budget > 0:
             engine.budget_ms = float(budget)
 
     def answer(request: Request) -> str:
-        return engine.choose(request.view, rng, time_ms=request.time_ms)
+        return engine.choose(request.view, rng, time_ms=request.time_ms, clock_ms=request.clock_ms)
 
     run_bot(answer, name="search", author="ecarte-arena", version="1.0", on_hello=hello)
 

@@ -19,6 +19,18 @@ played) so that they agree with everything observed:
   played is checked against the card the expert would have played from that hand.  A
   sample that contradicts the model is kept with a small probability, not never.
 
+How small is learnt from the opponent's own play.  Two models of him are kept, a loose
+one (he errs from the expert's choices now and then) and a sharp one (he plays like the
+expert, so his choices tell nearly all), each giving the probability of what he did
+from a given hand.  The mean of each over the uniform samples drawn in a decision is the
+likelihood of his observed play under that model; Bayes' rule turns it into a belief
+that he plays like the expert, which weights the mixture the samples are kept by, and
+the belief at the end of a deal (when most of his cards have been seen) is carried to
+the next, kept within :data:`BELIEF_BOUNDS` so it can always move.  Against the expert
+itself the sharp model measured no better than the loose one (the exchange signals say
+little that a hand count does not), so this costs nothing there and protects the
+inference against opponents who do not play by the book.
+
 Values.  A finished deal is valued as the chance of winning the *game* from the new
 scores (:func:`win_probability`: a table computed once from how deals end between two
 expert players, the dealer alternating), so the target, vulnerability, the vole and
@@ -36,10 +48,28 @@ holding the sampled cards and stock, the king of trumps is marked by its holder,
 the play is solved double-dummy up to what the score can tell apart
 (:func:`engines.double_dummy.dd_class`: no trick, one or two, three or four, the vole).  The
 best mean wins; ``exchange_margin`` can demand it beat the expert's choice by that
-many standard errors of the paired difference.  The mark is the expert's.
+many standard errors of the paired difference (0 by default: the margin measured no
+better).  A discard considers every legal one except those throwing a trump while
+keeping a side card (up to 31), pruned by successive halving on the shared samples
+(the worse half dropped after :data:`PRUNE_EVERY` samples, again after twice as many,
+down to :data:`KEEP_AFTER_PRUNE`).  The mark is the expert's.
 
-Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`); a request's
-``time_ms`` lowers it.  The engine works to a deadline of 75 % of the budget minus a
+Why this design.  Perfect-information sampling is sound here for the reasons Long,
+Sturtevant, Buro and Furtak (2010) give for when it works: the game is short, the
+information hidden at the exchange (the stock) is revealed to neither player before
+the choice matters, and disambiguation is fast (a deal's cards are all played).  The
+strategy-fusion error is confined to the double-dummy card play after the exchange,
+which measured small: an exact player who sees the opponent's hand gains only about a
+point a deal from its card play.  Precomputed stand/propose tables (the Skat and bridge
+approach) were not built: sample-bounded runs at several times the samples the budget
+allows measured no better than the budget, so the engine's limit is not its sampling
+but the information it has, which the hands-only yardstick of :mod:`engines.ceiling`
+puts at about half the way to the all-seeing ceiling.
+
+Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`, or a strength
+level of :data:`LEVELS`); a request's ``time_ms`` lowers it, and under a game clock so
+does a share of the time left (:data:`CLOCK_SHARE`: the clock shrinks geometrically and
+never runs out).  The engine works to a deadline of 75 % of the budget minus a
 fixed margin, checks the clock after every sample (and every rollout), and always has
 the expert's answer in hand if time runs out before the first sample.  ``max_samples``
 and ``exchange_samples`` bound the work by count; with a clock that never advances
@@ -53,12 +83,13 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from arbiter.cards import FULL_PACK, JACK, KING, QUEEN, SUIT_MASKS, card_list
 from arbiter.rules import (
     ACCEPT,
     DISCARD,
+    HIGHER_IN_SUIT,
     PROPOSE,
     REFUSE,
     STAND,
@@ -78,7 +109,9 @@ from engines.view_info import ViewInfo, read_view
 from protocol.view import Observation
 
 __all__ = [
+    "CLOCK_SHARE",
     "DEFAULT_BUDGET_MS",
+    "LEVELS",
     "SearchEngine",
     "SearchStats",
     "choose",
@@ -88,6 +121,23 @@ __all__ = [
 
 DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
+LEVELS: Final = {1: 5.0, 2: 10.0, 3: 20.0, 4: 40.0, 5: 80.0}
+"""Strength levels: the budget per decision (milliseconds) of each; level 1 also takes
+the expert's exchange decisions instead of searching them."""
+CLOCK_SHARE: Final = 25
+"""Under a game clock, a decision spends at most this fraction (1/CLOCK_SHARE) of the
+time left: a seat makes about 30-45 decisions in a game of five points."""
+PRUNE_EVERY: Final = 12
+"""Samples after which the exchange search first drops its worse half of candidates
+(then again after twice as many, and so on)."""
+KEEP_AFTER_PRUNE: Final = 3
+"""Candidates the exchange search keeps to the end, the expert's among them."""
+WIDE_MIN_MS: Final = 25.0
+"""Working time below which a discard is chosen among the expert's and the "keep the
+best k" ones only: every legal discard needs about that to be sampled at all."""
+FEW_SAMPLES: Final = 40
+"""Below this many samples an exchange action must beat the expert's by one standard
+error of the paired difference, whatever ``exchange_margin`` says."""
 MARGIN_MS: Final = 3.0
 """Time kept back from the working deadline for reading the view and answering."""
 MAX_SAMPLES: Final = 600
@@ -97,6 +147,16 @@ EXCHANGE_SAMPLES: Final = 2000
 """Most determinisations per exchange decision, however much time is left."""
 UNLIKELY: Final = 0.2
 """Acceptance of a sample whose hand contradicts the opponent's observed choice."""
+SHARP_CHOICE: Final = 0.03
+"""The same, for an opponent believed to play like the expert (his choices then tell
+nearly all)."""
+SHARP_PLAY: Final = 0.05
+"""Acceptance of a sample where such an opponent would have played another card (or
+marked the king he let pass)."""
+BELIEF_START: Final = 0.5
+"""Belief, before any deal is seen, that the opponent plays like the expert."""
+BELIEF_BOUNDS: Final = (0.05, 0.95)
+"""The belief carried from deal to deal stays within these, so it can always move."""
 
 _PHASES: Final = {p.name.lower(): p for p in Phase}
 
@@ -233,8 +293,25 @@ def _keepers(hand: int, trump: int) -> int:
 class _Model:
     """The opponent model: how likely a full opponent hand is, given his choices."""
 
-    def __init__(self, info: ViewInfo, play_eps: float, mark_eps: float) -> None:
+    def __init__(
+        self,
+        info: ViewInfo,
+        play_eps: float,
+        mark_eps: float,
+        choice_eps: float = UNLIKELY,
+        belief: float = 0.0,
+    ) -> None:
         self.info = info
+        self.choice_eps = choice_eps
+        self.belief = belief
+        """Prior belief that the opponent plays like the expert (from earlier deals)."""
+        self._top: tuple[float, float] | None = None
+        self.exchanged = bool(info.taken[info.opp])
+        """Whether he has discarded (cards we cannot see him hold for played)."""
+        self.hidden = info.unseen
+        """Cards we cannot see: where his discards are."""
+        self.evidence = [0.0, 0.0]
+        """Summed weights of the samples drawn, under the sharp and the loose model."""
         opp = info.opp
         self.trump = info.trump
         # Scores when the exchange decisions were taken (before this deal's marks).
@@ -289,28 +366,27 @@ class _Model:
                 lead = card if lead < 0 else -1
                 before |= 1 << card
 
-    def weight(self, hand: int) -> float:
-        """Probability of keeping a sample where the opponent's whole deal hand is ``hand``."""
+    def _misfits(self, hand: int) -> tuple[int, int, int, int, int]:
+        """How ``hand`` disagrees with the expert model: (his stand or refusal, a proposal
+        on a hand the expert stands on, keepers short of the cards he kept, the king left
+        unmarked, card plays)."""
         info = self.info
         t = self.trump
-        w = 1.0
+        choice = proposed = short = 0
         if self.kind == "stood":
             if not stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
-                w = UNLIKELY
+                choice = 1
         elif self.kind == "refused":
             first = info.proposals == 1 or info.rules.refusal_penalty == "any"
             if not refuses(hand, t, self.opp_score, self.my_score, info.target, first):
-                w = UNLIKELY
+                choice = 1
         elif self.kind == "proposed":
-            exchanges = info.exchanges
-            if stands(hand, t, self.opp_score, self.my_score, info.target, exchanges):
-                w = 0.35
+            if stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
+                proposed = 1
         if self.kept:
-            short = self.kept - _keepers(hand, t).bit_count()
-            if short > 0:
-                w *= UNLIKELY**short
-        if self.mark_eps < 1.0 and hand & self.king:
-            w *= self.mark_eps
+            short = max(0, self.kept - _keepers(hand, t).bit_count())
+        mark = int(self.mark_eps < 1.0 and bool(hand & self.king))
+        plays = 0
         if self.plays:
             must = info.rules.must_trump
             up = ~(1 << info.turnup)
@@ -318,8 +394,68 @@ class _Model:
                 now = hand & ~his_before
                 unseen = FULL_PACK & ~now & up & ~before
                 if card_choice(now, lead, t, must, unseen) != card:
-                    w *= self.play_eps
-        return w
+                    # He may hold the card for master because the higher ones are
+                    # among his discards, which we cannot see.
+                    if (
+                        not self.exchanged
+                        or card_choice(
+                            now, lead, t, must, unseen & ~(HIGHER_IN_SUIT[card] & self.hidden)
+                        )
+                        != card
+                    ):
+                        plays += 1
+        return choice, proposed, short, mark, plays
+
+    def _likelihood(self, misfits: tuple[int, int, int, int, int], c: float, p: float) -> float:
+        """P(what he did | his hand) under a model that errs with ``c`` in his exchange
+        choices and ``p`` in his card play and marking (each check a yes or no)."""
+        choice, proposed, short, mark, plays = misfits
+        q = min(0.5, 1.75 * c)
+        v = 1.0
+        if self.kind in ("stood", "refused"):
+            v *= c if choice else 1.0 - c
+        elif self.kind == "proposed":
+            v *= q if proposed else 1.0 - q
+        if self.kept:
+            v *= c**short if short else 1.0 - c
+        if self.mark_eps < 1.0:
+            v *= p if mark else 1.0 - p
+        n = len(self.plays)
+        return v * p**plays * (1.0 - p) ** (n - plays)
+
+    def weight(self, hand: int) -> float:
+        """Probability of keeping a sample where the opponent's whole deal hand is ``hand``.
+
+        A mixture of a loose and a sharp expert model, weighted by the belief that the
+        opponent plays like the expert; every call also adds to the evidence for that
+        belief (the mean likelihood of uniform samples under each model is the
+        likelihood of what he did under it).
+        """
+        if self._top is None:
+            none = (0, 0, 0, 0, 0)
+            self._top = (
+                self._likelihood(none, SHARP_CHOICE, SHARP_PLAY),
+                self._likelihood(none, self.choice_eps, self.play_eps),
+            )
+        misfits = self._misfits(hand)
+        if misfits == (0, 0, 0, 0, 0):
+            sharp, loose = self._top
+        else:
+            sharp = self._likelihood(misfits, SHARP_CHOICE, SHARP_PLAY)
+            loose = self._likelihood(misfits, self.choice_eps, self.play_eps)
+        self.evidence[0] += sharp
+        self.evidence[1] += loose
+        b = self.posterior()
+        top = b * self._top[0] + (1.0 - b) * self._top[1]
+        return (b * sharp + (1.0 - b) * loose) / top
+
+    def posterior(self) -> float:
+        """Belief that the opponent plays like the expert, given this deal so far."""
+        sharp, loose = self.evidence
+        if loose <= 0.0:
+            return self.belief
+        b = self.belief
+        return b * sharp / (b * sharp + (1.0 - b) * loose)
 
 
 def _king_bonus(state: State) -> list[int]:
@@ -408,8 +544,11 @@ class SearchEngine:
         win_value: bool = True,
         play_eps: float = 0.3,
         mark_eps: float = 0.2,
-        exchange_margin: float = 1.0,
+        exchange_margin: float = 0.0,
         exchange_samples: int | None = None,
+        wide_discards: bool = True,
+        choice_eps: float = UNLIKELY,
+        adaptive: bool = True,
     ) -> None:
         self.clock = clock
         """Seconds, monotonic (tests pass a fake)."""
@@ -429,17 +568,57 @@ class SearchEngine:
         """Weight of a sample giving him the king of trumps he did not mark."""
         self.exchange_margin = exchange_margin
         """Standard errors by which an exchange action must beat the expert's."""
+        self.choice_eps = choice_eps
+        """Weight of a sample whose hand contradicts the opponent's exchange choices."""
+        self.adaptive = adaptive
+        """Whether the belief that the opponent plays like the expert is learnt from his
+        play (else the loose model is used throughout)."""
+        self.belief = BELIEF_START if adaptive else 0.0
+        """Belief, from the deals seen so far, that the opponent plays like the expert."""
+        self._deal = -1
+        self._deal_belief: float | None = None
+        self._last_model: _Model | None = None
+        self.wide_discards = wide_discards
+        """Whether every sensible legal discard is searched (else the expert's and the
+        "keep the best k" ones)."""
         self.stats = SearchStats()
         """What the last decision did."""
 
-    def choose(self, view: Observation, rng: random.Random, time_ms: float | None = None) -> str:
-        """The action for ``view``; ``time_ms`` (from the request) can lower the budget."""
+    @classmethod
+    def at_level(cls, level: int, **kwargs: Any) -> SearchEngine:
+        """The engine at strength ``level`` (a key of :data:`LEVELS`)."""
+        if level not in LEVELS:
+            raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
+        return cls(LEVELS[level], search_exchanges=level > 1, **kwargs)
+
+    def set_level(self, level: int) -> None:
+        """Switch to strength ``level`` (a key of :data:`LEVELS`)."""
+        if level not in LEVELS:
+            raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
+        self.budget_ms = LEVELS[level]
+        self.search_exchanges = level > 1
+
+    def choose(
+        self,
+        view: Observation,
+        rng: random.Random,
+        time_ms: float | None = None,
+        clock_ms: float | None = None,
+    ) -> str:
+        """The action for ``view``; a request's ``time_ms`` and ``clock_ms`` lower the budget."""
         start = self.clock()
         budget = self.budget_ms if time_ms is None else min(self.budget_ms, time_ms)
+        if clock_ms is not None:
+            budget = min(budget, clock_ms / CLOCK_SHARE)
         deadline = start + (0.75 * budget - MARGIN_MS) / 1000.0
         self.stats = SearchStats()
         info = read_view(view)
+        self._new_deal(view.deal)
+        self._last_model = None
         action = self.decide(info, rng, deadline)
+        model = self._last_model
+        if self.adaptive and model is not None and model.evidence[1] > 0.0:
+            self._deal_belief = model.posterior()
         self.stats.elapsed_ms = (self.clock() - start) * 1000.0
         return format_action(action)
 
@@ -455,7 +634,18 @@ class SearchEngine:
         return fallback
 
     def _model(self, info: ViewInfo) -> _Model:
-        return _Model(info, self.play_eps, self.mark_eps)
+        model = _Model(info, self.play_eps, self.mark_eps, self.choice_eps, self.belief)
+        self._last_model = model
+        return model
+
+    def _new_deal(self, deal: int) -> None:
+        """At a new deal, carry the last deal's belief over as the prior."""
+        if deal != self._deal:
+            lo, hi = BELIEF_BOUNDS
+            if self._deal_belief is not None:
+                self.belief = min(hi, max(lo, self._deal_belief))
+                self._deal_belief = None
+            self._deal = deal
 
     # -- card play -------------------------------------------------------------------
 
@@ -505,12 +695,13 @@ class SearchEngine:
 
     # -- exchanges -------------------------------------------------------------------
 
-    def _candidates(self, info: ViewInfo, fallback: int) -> list[int]:
+    def _candidates(self, info: ViewInfo, fallback: int, wide: bool = False) -> list[int]:
         if info.phase == "propose":
             return [STAND, PROPOSE] if fallback == STAND else [PROPOSE, STAND]
         if info.phase == "answer":
             return [ACCEPT, REFUSE] if fallback == ACCEPT else [REFUSE, ACCEPT]
-        # Discard: the expert's choice and "keep the best k" for every allowed k.
+        # Discard: the expert's choice first, then "keep the best k" for every allowed
+        # k, then (when ``wide_discards``) every other legal discard.
         legal = set(info.legal)
         trump = info.trump
         order = sorted(card_list(info.hand), key=lambda c: (c >> 3 != trump, -(c & 7)))
@@ -524,10 +715,23 @@ class SearchEngine:
                 out.append(a)
         if DISCARD in legal and DISCARD not in out:
             out.append(DISCARD)
+        if wide:
+            # Throwing a trump while keeping a side card is (nearly) never better than
+            # throwing the side card: leave such discards out.
+            tmask = SUIT_MASKS[trump]
+            for a in info.legal:
+                if a in out:
+                    continue
+                thrown = a & ~DISCARD
+                if thrown & tmask and info.hand & ~thrown & ~tmask:
+                    continue
+                out.append(a)
         return out
 
     def _exchange(self, info: ViewInfo, rng: random.Random, deadline: float, fallback: int) -> int:
-        cands = self._candidates(info, fallback)
+        # Every discard only when there is time to sample them (else noise picks one).
+        wide = self.wide_discards and deadline - self.clock() >= WIDE_MIN_MS / 1000.0
+        cands = self._candidates(info, fallback, wide)
         self.stats.candidates = len(cands)
         if len(cands) == 1:
             return cands[0]
@@ -540,6 +744,8 @@ class SearchEngine:
         m = len(cands)
         sums = [0.0] * m
         sq = [0.0] * m
+        live = list(range(m))  # candidates still searched; the expert's (0) always is
+        prune_at = PRUNE_EVERY
         limit = self.exchange_samples
         clock = self.clock
         n = 0
@@ -558,30 +764,38 @@ class SearchEngine:
             stock = tuple(unseen[5 : 5 + stock_n])
             deck = (0,) * (32 - stock_n) + stock
             values = []
-            for a in cands:
-                s = template.clone()
-                s.deck = deck
-                s.hands[opp] = hand
-                values.append(_rollout(s, me, a, win))
-                if len(values) < m and clock() >= deadline:
+            for i in live:
+                st = template.clone()
+                st.deck = deck
+                st.hands[opp] = hand
+                values.append(_rollout(st, me, cands[i], win))
+                if len(values) < len(live) and clock() >= deadline:
                     break
-            if len(values) < m:
+            if len(values) < len(live):
                 break
             v0 = values[0]
-            for i, v in enumerate(values):
+            for i, v in zip(live, values, strict=True):
                 sums[i] += v
                 sq[i] += (v - v0) ** 2
             n += 1
+            if n >= prune_at and len(live) > KEEP_AFTER_PRUNE:
+                # Successive halving on the shared samples: keep the best half.
+                prune_at *= 2
+                ranked = sorted(live[1:], key=lambda i: -sums[i])
+                keep = max(KEEP_AFTER_PRUNE - 1, len(ranked) // 2)
+                live = [0, *sorted(ranked[:keep])]
         self.stats.tries = tries
         self.stats.samples = n
         if n < 2:
             return fallback
         best_i = 0
         best_gain = 0.0
-        for i in range(1, m):
+        # On few samples a plain best mean is mostly noise: then ask for a margin.
+        margin = self.exchange_margin if n >= FEW_SAMPLES else max(1.0, self.exchange_margin)
+        for i in live[1:]:
             mean = (sums[i] - sums[0]) / n
             var = max(0.0, sq[i] / n - mean * mean) * n / (n - 1)
-            gain = mean - self.exchange_margin * math.sqrt(var / n)
+            gain = mean - margin * math.sqrt(var / n)
             if mean > 0 and gain > best_gain:
                 best_i, best_gain = i, gain
         return cands[best_i]
