@@ -935,7 +935,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     out = Path(args.out or f"tournaments/play-{engine.name}-{stamp}")
     try:
         return play_in_terminal(
-            engine, seat=args.seat, preset=args.rules, rules=args.rule, seed=args.seed, out=out
+            engine,
+            seat=args.seat,
+            preset=args.rules,
+            rules=args.rule,
+            seed=args.seed,
+            out=out,
+            per_move_ms=args.time_per_move,
+            sandbox=args.sandbox or "auto",
         )
     except PlayError as exc:
         raise UsageError(str(exc)) from None
@@ -950,6 +957,18 @@ def _add_play(sub: Any) -> None:
         "--rule", action="append", metavar="KEY=VALUE", help="a rules option (repeatable)"
     )
     y.add_argument("--seed", type=_seed_arg, help="seed, an int or a string (default: random)")
+    y.add_argument(
+        "--time-per-move",
+        type=_positive_int("milliseconds per move"),
+        default=1000,
+        metavar="MS",
+        help="the engine's time per decision in ms (default 1000; you have no limit)",
+    )
+    y.add_argument(
+        "--sandbox",
+        choices=typing.get_args(SandboxMode),
+        help="run the engine in a sandbox: auto (default: where available), on (required), off",
+    )
     y.add_argument("--out", help="output directory (default: tournaments/play-ENGINE-TIMESTAMP)")
     y.set_defaults(func=cmd_play)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import os
-import platform
 import secrets
 import select
 import sys
@@ -35,18 +34,29 @@ import yaml
 
 from arbiter.cards import RANK_CHARS, SUIT_CHARS, SUIT_NAMES
 from arbiter.check import terminal_safe
-from arbiter.config import EngineConfig, ResolvedConfig, RulesConfig, TournamentConfig
+from arbiter.config import (
+    EngineConfig,
+    ResolvedConfig,
+    RulesConfig,
+    TimeControl,
+    TournamentConfig,
+)
 from arbiter.faults import ArbiterError, BotFault, Disconnected
-from arbiter.game import GameSpec, TimeSettings, play_game
+from arbiter.game import GameSpec, play_game
 from arbiter.journal import Journal, make_private_dir, open_private, write_private
 from arbiter.preflight import preflight
 from arbiter.record import EngineInfo, GameRecord
 from arbiter.rules import Rules, RulesError, Seed
-from arbiter.sandbox import sandbox_enabled
+from arbiter.sandbox import SandboxMode, sandbox_enabled
 from arbiter.session import BotSession
 from arbiter.show import Style, style_for
-from arbiter.tournament import engine_commands, schedule_of
-from arbiter.version import VERSION
+from arbiter.tournament import (
+    engine_commands,
+    log_path,
+    resolve_config,
+    schedule_of,
+    time_settings,
+)
 from protocol.messages import (
     Action,
     Deal,
@@ -628,6 +638,8 @@ def _prepare(
     options: dict[str, Any],
     seed: Seed | None,
     out: Path,
+    per_move_ms: int = 1000,
+    sandbox: SandboxMode = "auto",
 ) -> _Game:
     """The one-game run of ``play``: a schedule of one game with the person at ``seat``."""
     if engine.name == HUMAN:  # a program called "human"
@@ -643,24 +655,16 @@ def _prepare(
         seed=seed if seed is not None else secrets.token_hex(16),
         concurrency=1,
         out=str(out),
+        time_control=TimeControl(per_move_ms=per_move_ms),
+        sandbox=sandbox,
     )
     try:
         rules = config.resolved_rules()
     except RulesError as exc:
         raise PlayError(str(exc)) from None
-    resolved = ResolvedConfig(
-        **msgspec.structs.asdict(config),
-        rules_resolved=rules,
-        versions={
-            "arbiter": VERSION,
-            "python": platform.python_version(),
-            "trio": trio.__version__,
-            "msgspec": msgspec.__version__,
-        },
-    )
+    resolved = resolve_config(config)
     (game,) = schedule_of(resolved)
     assert resolved.seed is not None
-    tc = resolved.time_control
     spec = GameSpec(
         game_id=game.game_id,
         engines=game.engines,
@@ -670,13 +674,7 @@ def _prepare(
         first_dealer=game.first_dealer,
         pair_id=game.pair_id,
         match=f"{game.pairing[0]}~{game.pairing[1]}",
-        time=TimeSettings(
-            per_move_ms=tc.per_move_ms or 1000,
-            clock_ms=tc.clock_ms,
-            increment_ms=tc.increment_ms,
-            grace_ms=tc.grace_ms,
-            handshake_ms=tc.handshake_ms,
-        ),
+        time=time_settings(resolved),
         fault_policy=resolved.faults.policy,
     )
     return _Game(resolved, spec, engine)
@@ -694,7 +692,7 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
         {engine.name: command}, options={engine.name: engine.options}, handshake_ms=handshake
     )
     make_private_dir(out / "logs")
-    log = out / "logs" / f"{engine.name}.stderr.log"
+    log = log_path(out, engine.name)
     open_private(log, os.O_WRONLY).close()
     write_private(
         out / "config.resolved.json", msgspec.json.format(msgspec.json.encode(config)) + b"\n"
@@ -728,6 +726,8 @@ def play_in_terminal(
     rules: list[str] | None = None,
     seed: Seed | None = None,
     out: Path,
+    per_move_ms: int = 1000,
+    sandbox: SandboxMode = "auto",
     console: Console | None = None,
     say: Callable[[str], None] | None = None,
 ) -> int:
@@ -744,7 +744,16 @@ def play_in_terminal(
     if journal_path.exists() and journal_path.stat().st_size:
         raise PlayError(f"{journal_path} already holds a game; choose another --out")
     options = dict(parse_rule(r) for r in rules or [])
-    game = _prepare(engine, seat=seat, preset=preset, options=options, seed=seed, out=out)
+    game = _prepare(
+        engine,
+        seat=seat,
+        preset=preset,
+        options=options,
+        seed=seed,
+        out=out,
+        per_move_ms=per_move_ms,
+        sandbox=sandbox,
+    )
     try:
         record = trio.run(_play, game, out, console, lambda text: tell(terminal_safe(text)))
     except KeyboardInterrupt:

