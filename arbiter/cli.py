@@ -842,6 +842,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
             )
     print(f"merged {len(kept)} games from {len(args.dirs)} directories into {out}/")
     print(_write_outputs([results[k] for k in sorted(results)], out, seed=_run_seed(out)))
+    if kept:
+        print(f"report: {_write_html_report(out)}")
     return 0
 
 

@@ -206,6 +206,7 @@ def test_shards_merged_equal_the_unsharded_run(
     merged = read_journal(tmp_path / "merged" / "games.jsonl").records
     assert [_comparable(r) for r in merged] == [_comparable(r) for r in whole]
     assert "lacks" not in capsys.readouterr().err
+    assert (tmp_path / "merged" / "report.html").stat().st_size > 0  # the merged run's page
     # A shard forgotten: the merge says so.
     assert cli_main(["merge", *dirs[:2], "--out", str(tmp_path / "partial")]) == 0
     assert "the merged result lacks 4 game(s) of the schedule" in capsys.readouterr().err
