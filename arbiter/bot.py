@@ -107,6 +107,10 @@ __all__ = [
 ]
 
 DEFAULT_STDERR_CAP: Final = 1_000_000
+LOG_FILE_CAP = 64_000_000
+"""Bytes past which an engine's stderr log file takes no more output from any process (an
+engine restarted for every game could otherwise fill the disk, one process cap at a time);
+each process still gets its marker lines."""
 """How many bytes of a bot's stderr are written to its log file."""
 
 READ_SIZE: Final = 65536
@@ -833,7 +837,14 @@ class _LogWriter:
     def __init__(self, bot: Bot, log: IO[bytes], cap: int) -> None:
         self.bot = bot
         self.log: IO[bytes] | None = log
-        self.cap = cap
+        try:
+            room = LOG_FILE_CAP - os.fstat(log.fileno()).st_size
+        except OSError:
+            room = cap
+        # Other processes of the engine may be writing too: the file can end up to a
+        # process cap per concurrent process over LOG_FILE_CAP, never more.
+        self.file_full = room < cap
+        self.cap = max(0, min(cap, room))
         self.logged = 0
         """Bytes of the bot's output logged so far (prefixes and markers not counted)."""
         self.dropped = 0
@@ -874,10 +885,12 @@ class _LogWriter:
         if rest:
             self.dropped += len(rest)
             self.flush_partial()
-            self.write(
-                f"[stderr cap of {self.cap} bytes reached: the rest of this process's "
-                "stderr is dropped]\n".encode()
+            why = (
+                f"this engine's log reached its cap of {LOG_FILE_CAP} bytes"
+                if self.file_full
+                else f"stderr cap of {self.cap} bytes reached"
             )
+            self.write(f"[{why}: the rest of this process's stderr is dropped]\n".encode())
 
     def flush_partial(self) -> None:
         if self.partial:
@@ -887,7 +900,8 @@ class _LogWriter:
     def close(self) -> None:
         self.flush_partial()
         if self.dropped:
-            marker = f"[stderr: {self.dropped} bytes dropped after the cap of {self.cap} bytes]"
+            cap = f"the log's cap of {LOG_FILE_CAP}" if self.file_full else f"the cap of {self.cap}"
+            marker = f"[stderr: {self.dropped} bytes dropped after {cap} bytes]"
             self.write(marker.encode() + b"\n")
         self.close_file()
 

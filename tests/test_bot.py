@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
+import arbiter.bot
 from arbiter.bot import Bot, BotCommand, Direction, Limits, open_bot
 from arbiter.faults import (
     ArbiterError,
@@ -273,6 +274,32 @@ async def test_stderr_flood_is_drained_and_capped_with_visible_markers(tmp_path:
     dropped = 100 * 1_048_576 - 100_000
     assert lines[-2] == prefix + (
         f"[stderr: {dropped} bytes dropped after the cap of 100000 bytes]".encode()
+    )
+
+
+async def test_an_engines_log_file_stops_growing_at_its_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process per game cannot fill the disk one process cap at a time: once the file
+    is past LOG_FILE_CAP, later processes add their marker lines only."""
+    monkeypatch.setattr(arbiter.bot, "LOG_FILE_CAP", 150_000)
+    log = tmp_path / "flood.log"
+    for _ in range(3):
+        async with open_bot(
+            bot_command("stderr_flood"), name="flood", log_path=log, stderr_cap=100_000
+        ) as bot:
+            assert (await bot.request(b"hi", timeout=10))[0] == b"hi"
+            pid = bot.pid
+    size = log.stat().st_size
+    assert 150_000 < size < 150_000 + 100_000 + 2_000
+    last = log.read_bytes().split(b"\n")[-3:]
+    prefix = f"[pid {pid}] ".encode()
+    assert last[0] == prefix + (
+        b"[this engine's log reached its cap of 150000 bytes: the rest of this process's "
+        b"stderr is dropped]"
+    )
+    assert last[1] == prefix + (
+        f"[stderr: {100 * 1_048_576} bytes dropped after the log's cap of 150000 bytes]".encode()
     )
 
 
