@@ -868,29 +868,29 @@ class _LogWriter:
             self.close_file()  # disk full or similar: keep draining, stop logging
 
     def feed(self, chunk: bytes | bytearray) -> None:
-        if self.logged >= self.cap:
-            self.dropped += len(chunk)
-            return
-        room = self.cap - self.logged
+        room = max(0, self.cap - self.logged)
         take, rest = chunk[:room], chunk[room:]
-        self.logged += len(take)
-        self.partial += take
-        cut = self.partial.rfind(b"\n") + 1
-        if cut == 0 and len(self.partial) >= READ_SIZE:
-            self.partial += b"\n"  # a very long line is logged in pieces
-            cut = len(self.partial)
-        if cut:
-            self.write(bytes(self.partial[:cut]))
-            del self.partial[:cut]
+        if take:
+            self.logged += len(take)
+            self.partial += take
+            cut = self.partial.rfind(b"\n") + 1
+            if cut == 0 and len(self.partial) >= READ_SIZE:
+                self.partial += b"\n"  # a very long line is logged in pieces
+                cut = len(self.partial)
+            if cut:
+                self.write(bytes(self.partial[:cut]))
+                del self.partial[:cut]
         if rest:
+            first_drop = not self.dropped
             self.dropped += len(rest)
-            self.flush_partial()
-            why = (
-                f"this engine's log reached its cap of {LOG_FILE_CAP} bytes"
-                if self.file_full
-                else f"stderr cap of {self.cap} bytes reached"
-            )
-            self.write(f"[{why}: the rest of this process's stderr is dropped]\n".encode())
+            if first_drop:  # said once, when the first byte is dropped
+                self.flush_partial()
+                why = (
+                    f"this engine's log reached its cap of {LOG_FILE_CAP} bytes"
+                    if self.file_full
+                    else f"stderr cap of {self.cap} bytes reached"
+                )
+                self.write(f"[{why}: the rest of this process's stderr is dropped]\n".encode())
 
     def flush_partial(self) -> None:
         if self.partial:
