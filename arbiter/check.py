@@ -23,7 +23,6 @@ from enum import Enum
 from typing import Any, Final
 
 import trio
-import yaml
 
 from arbiter.bot import Bot, BotCommand, live_pids
 from arbiter.faults import ArbiterError, FaultReason
@@ -31,7 +30,7 @@ from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.hints import ADVICE, fix_hint
 from arbiter.record import GameRecord
 from arbiter.referee import charged_ms
-from arbiter.rules import Rules, RulesError, make_rules
+from arbiter.rules import Rules, make_rules
 from arbiter.sandbox import (
     SandboxMode,
     SandboxPlan,
@@ -52,7 +51,6 @@ __all__ = [
     "UnknownsResult",
     "add_unknowns",
     "check_bot",
-    "check_rules",
     "decision_kind",
     "format_check",
     "terminal_safe",
@@ -148,23 +146,6 @@ class _ProbedSession(BotSession):
         bot = await super().ensure_started()
         bot.rewrite = add_unknowns if self.probe else None
         return bot
-
-
-def check_rules(preset: str = "default", options: list[str] | None = None) -> Rules:
-    """The rules of ``--rules PRESET`` and ``--rule key=value`` options; raise RulesError.
-
-    A value is read as in the YAML configuration (``3``, ``null``, ``true``, ``alternate``).
-    """
-    parsed: dict[str, Any] = {}
-    for option in options or []:
-        key, sep, value = option.partition("=")
-        if not sep or not key:
-            raise RulesError(f"--rule {option!r}: expected key=value, e.g. target=7")
-        try:
-            parsed[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise RulesError(f"--rule {option!r}: the value is not a plain value") from None
-    return make_rules(preset, **parsed)
 
 
 class UnknownsResult(Enum):

@@ -30,7 +30,6 @@ from arbiter.bot import traffic_dir
 from arbiter.check import terminal_safe
 from arbiter.config import (
     BUNDLED_ENGINES,
-    NEXT_GAME_DEALER_REFUSED,
     ConfigError,
     EngineConfig,
     ResolvedConfig,
@@ -41,6 +40,7 @@ from arbiter.config import (
     load_config,
     parse_config,
     read_resolved,
+    rule_options,
 )
 from arbiter.journal import (
     JournalError,
@@ -55,7 +55,7 @@ from arbiter.journal import (
 from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
-from arbiter.rules import RulesError, Seed, make_rules, seed_sha256
+from arbiter.rules import Seed, make_rules, seed_sha256
 from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
@@ -518,18 +518,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         time_control = TimeControl(per_move_ms=None, clock_ms=clock_ms, increment_ms=inc_ms)
     else:
         time_control = TimeControl(per_move_ms=args.time_per_move or 1000)
-    rule_options: dict[str, Any] = {}
-    for term in args.rule or []:
-        key, sep, value = term.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--rule {term!r}: expected KEY=VALUE, e.g. --rule target=7")
-        if key == "next_game_dealer":
-            raise UsageError(f"--rule {term}: {NEXT_GAME_DEALER_REFUSED}")
-        rule_options[key] = _scalar(value)
-    try:
-        make_rules(args.rules, **rule_options)
-    except RulesError as exc:
-        raise UsageError(f"--rules/--rule: {exc}") from None
+    options = rule_options(args.rules, args.rule or [])
     first = engines[0].name
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     title = f"{first} vs {engines[1].name}" if len(engines) == 2 else f"{first} and others"
@@ -544,7 +533,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             challenger=first if args.gauntlet else None,
             games_per_pairing=games,
             seed=args.seed,
-            rules=RulesConfig(preset=args.rules, options=rule_options),
+            rules=RulesConfig(preset=args.rules, options=options),
             time_control=time_control,
             concurrency=args.concurrency,
             out=str(out),
@@ -851,16 +840,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from arbiter.check import check_bot, check_rules, format_check
-    from arbiter.rules import RulesError
+    from arbiter.check import check_bot, format_check
 
     argv = shlex.split(args.bot)
     if not argv:
         raise UsageError("check needs a command line, e.g. ecarte check 'python3 mybot.py'")
-    try:
-        rules = check_rules(args.rules, args.rule)
-    except RulesError as exc:
-        raise UsageError(str(exc)) from None
+    rules = make_rules(args.rules, **rule_options(args.rules, args.rule or []))
     if args.increment and args.clock is None:
         raise UsageError("--increment needs --clock")
     report = trio.run(

@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -38,6 +39,7 @@ __all__ = [
     "load_config",
     "parse_config",
     "read_resolved",
+    "rule_options",
 ]
 
 BUNDLED_ENGINES = ("random", "greedy", "expert", "search")
@@ -393,6 +395,37 @@ NEXT_GAME_DEALER_REFUSED = (
     "seed; remove the option"
 )
 """Why ``rules.options.next_game_dealer`` is refused rather than silently ignored."""
+
+
+def rule_options(preset: str, terms: Iterable[str]) -> dict[str, Any]:
+    """The rules options of command-line ``--rule KEY=VALUE`` terms, checked with ``preset``.
+
+    Each value is read as YAML reads it in a config's ``rules: options:`` (``7``, ``true``,
+    ``null``, ``alternate``); ``next_game_dealer`` is refused as in a config.  Raises
+    :class:`ConfigError` naming the term, or the rules error (``--rules/--rule: ...``).
+    """
+    options: dict[str, Any] = {}
+    for term in terms:
+        key, sep, text = term.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--rule {term!r}: expected KEY=VALUE, e.g. --rule target=7")
+        if key == "next_game_dealer":
+            raise ConfigError(f"--rule {term}: {NEXT_GAME_DEALER_REFUSED}")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            value = None  # refused just below, like a list or a mapping
+        else:
+            if isinstance(value, str | int | float | bool | None):
+                options[key] = value
+                continue
+        raise ConfigError(f"--rule {term!r}: the value must be a plain value (7, true, any)")
+    try:
+        make_rules(preset, **options)
+    except RulesError as exc:
+        raise ConfigError(f"--rules/--rule: {exc}") from None
+    return options
 
 
 def check_config(config: TournamentConfig, source: str) -> TournamentConfig:

@@ -30,16 +30,17 @@ from typing import Any, TextIO
 
 import msgspec
 import trio
-import yaml
 
 from arbiter.cards import RANK_CHARS, SUIT_CHARS, SUIT_NAMES
 from arbiter.check import terminal_safe
 from arbiter.config import (
+    ConfigError,
     EngineConfig,
     ResolvedConfig,
     RulesConfig,
     TimeControl,
     TournamentConfig,
+    rule_options,
 )
 from arbiter.faults import ArbiterError, BotFault, Disconnected
 from arbiter.game import GameSpec, play_game
@@ -92,7 +93,6 @@ __all__ = [
     "PlayError",
     "Screen",
     "parse_choice",
-    "parse_rule",
     "play_in_terminal",
 ]
 
@@ -611,18 +611,6 @@ class HumanSeat:
 # ----------------------------------------------------------------------------- the command
 
 
-def parse_rule(text: str) -> tuple[str, Any]:
-    """``--rule key=value``: the value read as YAML reads it in a config (``7``, ``false``)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise PlayError(f"--rule {text!r}: expected key=value, e.g. target=7")
-    try:
-        parsed = yaml.safe_load(value) if value.strip() else value
-    except yaml.YAMLError:
-        parsed = value
-    return key.strip(), parsed
-
-
 @dataclass(frozen=True)
 class _Game:
     config: ResolvedConfig
@@ -743,7 +731,10 @@ def play_in_terminal(
     journal_path = out / "games.jsonl"
     if journal_path.exists() and journal_path.stat().st_size:
         raise PlayError(f"{journal_path} already holds a game; choose another --out")
-    options = dict(parse_rule(r) for r in rules or [])
+    try:
+        options = rule_options(preset, rules or [])
+    except ConfigError as exc:
+        raise PlayError(str(exc)) from None
     game = _prepare(
         engine,
         seat=seat,

@@ -24,6 +24,7 @@ from arbiter.check import (
     terminal_safe,
 )
 from arbiter.cli import UsageError, build_parser, cmd_check
+from arbiter.config import ConfigError
 from arbiter.faults import ArbiterError, FaultReason
 
 BOTS = Path(__file__).parent / "bots"
@@ -239,14 +240,14 @@ def test_check_command_takes_clock_and_rules(capsys: pytest.CaptureFixture[str])
     ("options", "error"),
     [
         (["--rule", "targ=7"], "unknown rules option 'targ'"),
-        (["--rule", "target"], "--rule 'target': expected key=value"),
+        (["--rule", "target"], "--rule 'target': expected KEY=VALUE, e.g. --rule target=7"),
         (["--rules", "vegas"], "unknown rules preset 'vegas'"),
         (["--increment", "10"], "--increment needs --clock"),
     ],
 )
 def test_check_command_rejects_bad_rules_and_time(options: list[str], error: str) -> None:
     args = build_parser().parse_args(["check", "true", *options])
-    with pytest.raises(UsageError, match=re.escape(error)):
+    with pytest.raises((UsageError, ConfigError), match=re.escape(error)):
         cmd_check(args)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import msgspec
@@ -9,7 +10,7 @@ import pytest
 
 from arbiter.cli import default_config_text
 from arbiter.cli import main as cli_main
-from arbiter.config import ConfigError, engine_argv, load_config, parse_config
+from arbiter.config import ConfigError, engine_argv, load_config, parse_config, rule_options
 
 GOOD = """\
 engines:
@@ -220,3 +221,32 @@ def test_next_game_dealer_is_refused_with_the_reason(tmp_path: Path) -> None:
         "and resumed in any order, and both games of a duplicate pair must start with the "
         "same dealer), so every game's first dealer is drawn from the seed; remove the option"
     )
+
+
+@pytest.mark.parametrize(
+    ("terms", "error"),
+    [
+        (["target"], "--rule 'target': expected KEY=VALUE, e.g. --rule target=7"),
+        (["=7"], "--rule '=7': expected KEY=VALUE"),
+        (["target=[5, 7]"], "--rule 'target=[5, 7]': the value must be a plain value"),
+        (["target=9"], "--rules/--rule: bad rules option: target"),
+        (["target="], "--rules/--rule: bad rules option: target"),
+        (["next_game_dealer=loser"], "the arena cannot honour next_game_dealer"),
+    ],
+)
+def test_command_line_rules_are_read_and_refused_as_in_a_config(
+    terms: list[str], error: str
+) -> None:
+    """match, check and play read --rule with one function: same values, same refusals."""
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        rule_options("default", terms)
+
+
+def test_command_line_rule_values_are_typed_as_yaml_types_them() -> None:
+    assert rule_options(
+        "cavendish", ["target=7", "must_trump=off", "max_points_per_deal=null"]
+    ) == {
+        "target": 7,
+        "must_trump": False,
+        "max_points_per_deal": None,
+    }

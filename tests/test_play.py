@@ -21,9 +21,9 @@ import pytest
 from arbiter import play
 from arbiter.cards import CARDS, Card, card_list
 from arbiter.cli import main as cli_main
-from arbiter.config import EngineConfig
+from arbiter.config import EngineConfig, rule_options
 from arbiter.journal import JournalReader
-from arbiter.play import ChoiceError, Screen, parse_choice, parse_rule
+from arbiter.play import ChoiceError, Screen, parse_choice
 from arbiter.record import GameRecord, rereferee
 from arbiter.rules import make_rules, new_game
 from arbiter.show import Style
@@ -123,9 +123,12 @@ def test_beat_and_trump_duties_are_explained() -> None:
 
 
 def test_rule_values_read_as_in_a_config() -> None:
-    assert parse_rule("target=7") == ("target", 7)
-    assert parse_rule("must_trump=false") == ("must_trump", False)
-    assert parse_rule("refusal_penalty=any") == ("refusal_penalty", "any")
+    terms = ["target=7", "must_trump=false", "refusal_penalty=any"]
+    assert rule_options("default", terms) == {
+        "target": 7,
+        "must_trump": False,
+        "refusal_penalty": "any",
+    }
 
 
 def test_the_screen_uses_suit_symbols_or_plain_notation() -> None:
@@ -317,12 +320,13 @@ def test_leaving_is_recorded_as_the_players_forfeit(tmp_path: Path, keys: str, h
     [
         (["nosuchbot"], "'nosuchbot' is neither a bundled engine"),
         (["random", "--rule", "target=9"], "bad rules option: target"),
-        (["random", "--rule", "bogus"], "--rule 'bogus': expected key=value"),
+        (["random", "--rule", "bogus"], "--rule 'bogus': expected KEY=VALUE"),
+        (["random", "--rule", "next_game_dealer=loser"], "cannot honour next_game_dealer"),
         (["random", "--rules", "nosuch"], "unknown rules preset 'nosuch'"),
         (["random", "--time-per-move", "0"], "--time-per-move: "),
         (["random", "--sandbox", "maybe"], "--sandbox: invalid choice: 'maybe'"),
     ],
-    ids=["engine", "value", "syntax", "preset", "time", "sandbox"],
+    ids=["engine", "value", "syntax", "dealer", "preset", "time", "sandbox"],
 )
 def test_a_bad_play_command_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
