@@ -107,11 +107,11 @@ __all__ = [
 ]
 
 DEFAULT_STDERR_CAP: Final = 1_000_000
+"""How many bytes of a bot's stderr are written to its log file."""
 LOG_FILE_CAP = 64_000_000
 """Bytes past which an engine's stderr log file takes no more output from any process (an
 engine restarted for every game could otherwise fill the disk, one process cap at a time);
-each process still gets its marker lines."""
-"""How many bytes of a bot's stderr are written to its log file."""
+each process still gets its marker lines.  Not ``Final``: tests lower it."""
 
 READ_SIZE: Final = 65536
 STDERR_TAIL: Final = 4096
@@ -424,10 +424,10 @@ class Bot:
         self._stderr_tail = bytearray()
         self._stderr_done = trio.Event()
         self.log_context = ""
+        """What the bot is doing (``game 12``): the prefix of its stderr lines in the log."""
         self.rewrite: Callable[[bytes], list[bytes]] | None = None
         """Turns each line of :meth:`request` and :meth:`send_many` into the lines sent
         (``ecarte check`` adds fields and messages a bot must ignore); None: unchanged."""
-        """What the bot is doing (``game 12``): the prefix of its stderr lines in the log."""
 
     def __repr__(self) -> str:
         return f"<Bot {self.name!r} pid={self.pid} {self.exit_description()}>"

@@ -221,8 +221,8 @@ async def run_tournament(
     config file, are hidden from them); with ``auto`` where the sandbox cannot run, one
     warning goes to ``on_event``.  Unless ``check_engines`` is false, every engine with a
     game to play is first started once (:func:`~arbiter.preflight.preflight`): one that
-    cannot start stops the run with :class:`~arbiter.preflight.PreflightError` before
-    anything is written.
+    cannot start stops the run with :class:`~arbiter.preflight.PreflightError` before any
+    game is scheduled (only the output directory, its lock and its ``logs/`` exist then).
     """
     sandboxed, warning = sandbox_enabled(config.sandbox)
     if warning is not None and on_event is not None:
