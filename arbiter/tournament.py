@@ -445,9 +445,9 @@ def _prepare(
         if on_event is not None:
             on_event(f"warning: {warning}; its game will be played again")
     book = FaultBook((e.name for e in config.engines), config.faults)
-    done = sorted(found.values(), key=lambda r: r.game_id)
-    for r in done:
+    for r in found.values():  # in journal order, which is the order the games finished in
         book.note(r)
+    done = sorted(found.values(), key=lambda r: r.game_id)
     return _Prepared(
         config=resolved,
         rules=rules,

@@ -559,3 +559,40 @@ def test_progress_say_prints_when_quiet_and_off_a_terminal() -> None:
     progress.record(_result(0))
     progress.say("SPRT verdict line")
     assert stream.getvalue() == "SPRT verdict line\n"
+
+
+def test_resume_counts_faults_in_a_row_in_the_order_games_finished(tmp_path: Path) -> None:
+    """Withdrawals follow the order games finished in, which is the journal's: a resumed
+    run reads the streaks in that order, not by game id."""
+    bot = ROOT / "tests" / "bots" / "proto_fault_as_seat0.py"
+    text = (
+        f"engines:\n  - name: half\n    command: [{sys.executable}, {bot}]\n"
+        "  - {name: r, builtin: random}\n"
+        "games_per_pairing: 4\nseed: 8\nconcurrency: 1\nfaults: {withdraw_after: 2}\n"
+    )
+    first = _run(text, tmp_path / "first")
+    faulted = [r.game_id for r in first if r.termination.offender is not None]
+    clean = [r.game_id for r in first if r.termination.offender is None]
+    # Seats alternate: faults and clean games take turns, so nobody was withdrawn.
+    assert len(faulted) == 2 and len(clean) == 2
+    assert all(r.termination.reason != "withdrawn" for r in first)
+    # The same games as if they had finished fault, fault, then the clean game between
+    # them (concurrency 2 can do that): the streak reached 2, the engine was withdrawn.
+    lines = {
+        r.game_id: line
+        for r, line in zip(
+            first, (tmp_path / "first" / "games.jsonl").read_bytes().splitlines(), strict=True
+        )
+    }
+    between = next(g for g in clean if faulted[0] < g < faulted[1])
+    out = tmp_path / "resumed"
+    out.mkdir()
+    (out / "games.jsonl").write_bytes(
+        b"\n".join(lines[g] for g in (faulted[0], faulted[1], between)) + b"\n"
+    )
+    (out / "config.resolved.json").write_bytes(
+        (tmp_path / "first" / "config.resolved.json").read_bytes()
+    )
+    resumed = _run(text, out, resume=True)
+    (last,) = [r for r in resumed if r.game_id not in (*faulted, between)]
+    assert last.termination.reason == "withdrawn"
