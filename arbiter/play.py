@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import msgspec
 import trio
@@ -706,6 +706,20 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
                 await session.stop()
 
 
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _found(exc: BaseException, kind: type[_E]) -> _E | None:
+    """``exc`` itself if it is a ``kind``, or the first ``kind`` inside an exception group."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _found(inner, kind)) is not None:
+                return found
+    return None
+
+
 def play_in_terminal(
     engine: EngineConfig,
     *,
@@ -747,11 +761,15 @@ def play_in_terminal(
     )
     try:
         record = trio.run(_play, game, out, console, lambda text: tell(terminal_safe(text)))
-    except KeyboardInterrupt:
-        tell("\ninterrupted while the engine was thinking: the game is not recorded")
-        return 130
-    except ArbiterError as exc:
-        tell(f"error: {exc} (not recorded)")
+    except BaseException as exc:
+        # Trio's nurseries hand these on wrapped in exception groups.
+        if _found(exc, KeyboardInterrupt) is not None:
+            tell("\ninterrupted while the engine was thinking: the game is not recorded")
+            return 130
+        error = _found(exc, ArbiterError)
+        if error is None:
+            raise
+        tell(f"error: {error} (not recorded)")
         return 1
     journal = Journal(journal_path)
     try:

@@ -356,3 +356,26 @@ def test_the_engines_time_and_sandbox_come_from_the_command_line(tmp_path: Path)
     assert game.config.sandbox == "off"
     assert game.config.time_control.per_move_ms == 250
     assert game.spec.engines == ("random", "human")
+
+
+def test_ctrl_c_while_the_engine_thinks_ends_quietly_unrecorded(tmp_path: Path) -> None:
+    sleeper = [sys.executable, str(ROOT / "tests" / "bots" / "proto_sleep_on_request.py")]
+    out = tmp_path / "game"
+    term = Terminal(
+        ["play", " ".join(sleeper), "--seed", "3", "--time-per-move", "60000", "--out", str(out)],
+        tmp_path,
+    )
+    term.expect("you have no time limit")
+    # Whoever acts first: if it is the person, propose, so the engine (the dealer) must answer.
+    try:
+        term.expect(PROMPT, timeout=2)
+        term.send("2\r")
+    except AssertionError:
+        pass
+    time.sleep(0.5)  # the engine is asleep on its request
+    term.send("\x03")
+    screen = term.expect("the game is not recorded")
+    assert "interrupted while the engine was thinking" in screen
+    assert term.finish() == 130
+    assert "Traceback" not in term.text
+    assert not (out / "games.jsonl").exists() or not (out / "games.jsonl").read_bytes()
