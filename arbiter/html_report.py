@@ -181,13 +181,16 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
     end = record.termination
     if end.reason != "normal" and deals:
         who = end.offender if end.offender is not None else -1
-        text = f"{end.reason}" + (f" by {names[who]}" if who >= 0 else "")
+        public = f"{end.reason}" + (f" by {names[who]}" if who >= 0 else "")
+        text = public
         if end.detail:
             text += f": {end.detail}"
         if end.line:
             text += f" — line: {end.line}"
         last = list(deals[-1]["steps"][-1])
-        last[0:3] = [-1, text, 1]
+        # The detail and the line are the offender's own (an illegal action's detail lists
+        # its legal cards, i.e. its hand): the other seat's view shows only the reason.
+        last[0:3] = [who, text, public if who >= 0 else 1]
         deals[-1]["steps"].append(last)
     return {"deals": deals}
 

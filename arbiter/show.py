@@ -260,13 +260,18 @@ class _Renderer:
             return
         who = f"{self.name(end.offender)} (seat {end.offender})" if end.offender is not None else ""
         yield self.style.alert(f"fault: {terminal_safe(end.reason)} {who}".rstrip())
-        if end.detail:
-            yield f"  {terminal_safe(end.detail)}"
-        if end.line is not None:
-            yield f"  line: {terminal_safe(end.line)}"
-        hint = fix_hint(end.reason, end.detail or "", end.line)
-        if hint is not None:
-            yield f"  fix: {hint}"
+        if self.seat is not None and end.offender is not None and end.offender != self.seat:
+            # The detail and the line are the offender's own: an illegal action's detail
+            # lists its legal cards, i.e. its hand, which this seat never saw.
+            yield "  (its detail and line are the offender's own: not shown in this seat's view)"
+        else:
+            if end.detail:
+                yield f"  {terminal_safe(end.detail)}"
+            if end.line is not None:
+                yield f"  line: {terminal_safe(end.line)}"
+            hint = fix_hint(end.reason, end.detail or "", end.line)
+            if hint is not None:
+                yield f"  fix: {hint}"
         if rec.corrupted:
             yield "  the arbiter played random legal actions for the offender from then on"
 

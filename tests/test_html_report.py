@@ -224,6 +224,20 @@ def test_each_seat_in_a_replay_holds_what_it_was_shown(run: Path) -> None:
                     assert step[5 + seat] == "".join(c for d in view.discards for c in d)
 
 
+def test_the_other_seat_sees_a_fault_without_its_detail(run: Path) -> None:
+    """An illegal card's detail lists the offender's legal cards: the fault's last step
+    shows it only to the offender's seat (and to all cards), the reason to the other."""
+    faulted = [r for r in _records(run) if r.termination.reason == "illegal_action" and r.deals]
+    assert faulted
+    for rec in faulted:
+        end = rec.termination
+        assert end.offender is not None and "legal: " in (end.detail or "")
+        who, full, public = replay_of(rec)["deals"][-1]["steps"][-1][:3]
+        assert who == end.offender
+        assert "legal: " in full and end.detail in full
+        assert public == f"illegal_action by {rec.engines[end.offender]}"
+
+
 def test_report_command_rewrites_the_same_page(
     run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

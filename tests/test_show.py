@@ -8,6 +8,7 @@ import random
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -196,9 +197,8 @@ def test_colour_only_on_a_terminal_and_not_with_no_color(tmp_path: Path, no_colo
     assert (b"\x1b[" in shown) is not no_color
 
 
-def test_fault_is_shown_with_its_line_made_safe(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _faulted(termination_of: Callable[[int], Termination]) -> GameRecord:
+    """Game 5 cut short after two actions by a fault of the seat whose turn it was."""
     rec = _record(5)
     first = rec.deals[0]
     st = new_game(rec.rules, rec.first_dealer)
@@ -209,18 +209,29 @@ def test_fault_is_shown_with_its_line_made_safe(
         first, actions=first.actions[:2], tricks=st.tricks, points=st.scores
     )
     offender = first.actions[2].seat
-    faulted = msgspec.structs.replace(
+    return msgspec.structs.replace(
         rec,
         deals=[cut],
         scores=st.scores,
         winner=1 - offender,
-        termination=Termination(
+        termination=termination_of(offender),
+    )
+
+
+def test_fault_is_shown_with_its_line_made_safe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    faulted = _faulted(
+        lambda offender: Termination(
             reason="invalid_message",
             offender=offender,
             detail="not JSON",
             line='{"type":"action"\x1b[2J',
-        ),
+        )
     )
+    rec = faulted
+    offender = faulted.termination.offender
+    assert offender is not None
     out = _journal(tmp_path, faulted)
     assert cli_main(["show", str(out), "0"]) == 0
     text = capsys.readouterr().out
@@ -255,3 +266,29 @@ def test_errors_are_one_line_with_exit_status_2(
     journal.write_bytes(encode_record(bad) + b"\n")
     assert cli_main(["show", str(out), "4"]) == 2
     assert "game 4 does not replay" in capsys.readouterr().err
+
+
+def test_a_seat_view_does_not_show_the_opponents_fault_detail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An illegal action's detail lists the offender's legal cards (its hand): the other
+    seat's view names the fault, not the detail nor the line."""
+    faulted = _faulted(
+        lambda offender: Termination(
+            reason="illegal_action",
+            offender=offender,
+            detail="'stand' is not legal now; legal: SECRET-CARDS",
+            line='{"type":"action","id":3,"action":"stand"}',
+        )
+    )
+    offender = faulted.termination.offender
+    assert offender is not None
+    out = _journal(tmp_path, faulted)
+    assert cli_main(["show", str(out), "0", "--seat", str(1 - offender)]) == 0
+    other = capsys.readouterr().out
+    assert "fault: illegal_action" in other
+    assert "SECRET-CARDS" not in other and '"action":"stand"' not in other
+    assert "not shown in this seat's view" in other
+    assert cli_main(["show", str(out), "0", "--seat", str(offender)]) == 0
+    own = capsys.readouterr().out
+    assert "SECRET-CARDS" in own and '"action":"stand"' in own
