@@ -243,8 +243,7 @@ def _run(
         return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
     print(_write_outputs(results, out, _run_seed(out)))
     print(f"records: {out / 'games.jsonl'}   standings: {out / 'standings.json'}")
-    if results:
-        print(f"report: {_write_html_report(out)}")
+    _report_after_run(out, len(results))
     if summary is not None:
         print(summary())
     faults = fault_summary(results, out)
@@ -720,6 +719,29 @@ def _write_html_report(out: Path) -> Path:
     return write_report(target, records, title=title, seed=_run_seed(target))
 
 
+REPORT_AFTER_RUN_MAX_GAMES = 3000
+"""Runs with more games do not write report.html by themselves: the page holds every
+game's replay, and writing it replays every record (some 10 ms and 1.8 KB per game)."""
+
+
+def _report_after_run(out: Path, games: int) -> None:
+    """Write ``OUT/report.html`` at the end of a run, or say why not; never fail the run
+    (its results and exit status come first)."""
+    if not games:
+        return
+    if games > REPORT_AFTER_RUN_MAX_GAMES:
+        print(
+            f"report: not written for {games} games (it holds every game's replay; over "
+            f"{REPORT_AFTER_RUN_MAX_GAMES} games it is written only on request): "
+            f"ecarte report {shlex.quote(str(out))}"
+        )
+        return
+    try:
+        print(f"report: {_write_html_report(out)}")
+    except (UsageError, ConfigError, JournalError, OSError) as exc:
+        _say(f"warning: report.html was not written: {exc}; the results above are complete")
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     print(f"report: {_write_html_report(Path(args.out))}")
     return 0
@@ -831,8 +853,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
             )
     print(f"merged {len(kept)} games from {len(args.dirs)} directories into {out}/")
     print(_write_outputs([results[k] for k in sorted(results)], out, seed=_run_seed(out)))
-    if kept:
-        print(f"report: {_write_html_report(out)}")
+    _report_after_run(out, len(kept))
     return 0
 
 

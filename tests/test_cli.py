@@ -629,3 +629,28 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141, err
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_the_report_after_a_run_never_costs_its_results_or_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the size limit the page is written only on request; a page that cannot be
+    written is a warning, and the run keeps its exit status."""
+    argv = ["match", "random", "greedy", "--games", "2", "--seed", "3", "--quiet"]
+    monkeypatch.setattr(cli, "REPORT_AFTER_RUN_MAX_GAMES", 1)
+    big = tmp_path / "big"
+    assert cli_main([*argv, "--out", str(big)]) == 0
+    assert "report: not written for 2 games" in capsys.readouterr().out
+    assert not (big / "report.html").exists()
+    monkeypatch.setattr(cli, "REPORT_AFTER_RUN_MAX_GAMES", 3000)
+
+    def no_room(out: Path) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli, "_write_html_report", no_room)
+    assert cli_main([*argv, "--out", str(tmp_path / "full")]) == 0
+    captured = capsys.readouterr()
+    assert "standings" in captured.out
+    assert "warning: report.html was not written: [Errno 28] No space left on device" in (
+        captured.err
+    )
