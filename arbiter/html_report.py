@@ -36,6 +36,7 @@ from arbiter.journal import write_private
 from arbiter.record import GameRecord
 from arbiter.report import Report, build_report, result_of
 from arbiter.rules import Event, State, new_game
+from arbiter.show import SCORE_WORDS
 from arbiter.stats import GameOutcome, crosstable, fit_ratings
 from arbiter.view import event_to_struct
 from protocol.view import (
@@ -64,15 +65,6 @@ _SCRIPTS: Final = (
 # Card number <-> text, for many decks (faster than Card.parse and str(Card)).
 _TEXT: Final = tuple(str(c) for c in CARDS)
 _CARD_OF: Final = {text: n for n, text in enumerate(_TEXT)}
-
-_REASON_TEXT: Final = {
-    "king_turned_up": "king turned up",
-    "king_marked": "king marked",
-    "point": "the point",
-    "point_vulnerable": "the point, opponent vulnerable",
-    "vole": "the vole",
-    "vole_vulnerable": "the vole, opponent vulnerable",
-}
 
 
 def _static(name: str) -> str:
@@ -110,7 +102,7 @@ def _event_text(ev: GameEvent, names: Sequence[str]) -> str:
         case TrickWon(seat=s, trick=t):
             return f"{names[s]} wins trick {t}"
         case Scored(seat=s, points=p, reason=r):
-            return f"{names[s]} scores {p} ({_REASON_TEXT.get(r, r)})"
+            return f"{names[s]} scores {p} ({SCORE_WORDS.get(r, r)})"
     return ""
 
 

@@ -50,7 +50,7 @@ from arbiter.record import EngineInfo, GameRecord
 from arbiter.rules import Rules, RulesError, Seed
 from arbiter.sandbox import SandboxMode, sandbox_enabled
 from arbiter.session import BotSession
-from arbiter.show import Style, style_for
+from arbiter.show import SCORE_WORDS, Style, style_for
 from arbiter.tournament import (
     engine_commands,
     log_path,
@@ -104,14 +104,6 @@ PROMPT = "> "
 
 _WORDS = ("stand", "propose", "accept", "refuse", "mark", "no-mark", "discard")
 _SYMBOL_SUITS = dict(zip("♠♥♦♣", SUIT_CHARS, strict=True))
-_REASONS = {
-    "king_turned_up": "king turned up",
-    "king_marked": "king marked",
-    "point": "the point",
-    "point_vulnerable": "the point, opponent vulnerable",
-    "vole": "the vole",
-    "vole_vulnerable": "the vole, opponent vulnerable",
-}
 
 
 class PlayError(ValueError):
@@ -398,7 +390,7 @@ class Screen:
             case Scored(seat=seat, points=points, reason=reason):
                 self.scores[seat] += points
                 yield (
-                    f"  {self.act(seat, 'score')} {points} ({_REASONS[reason]}): score "
+                    f"  {self.act(seat, 'score')} {points} ({SCORE_WORDS[reason]}): score "
                     f"{self.score_text(self.scores)}"
                 )
             case _:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Final, TextIO
 
 from arbiter.cards import SUIT_CHARS, Card
 from arbiter.check import terminal_safe
@@ -38,11 +38,19 @@ from protocol.view import (
     TrickWon,
 )
 
-__all__ = ["ShowError", "Style", "find_game", "render_game", "show_game", "style_for"]
+__all__ = [
+    "SCORE_WORDS",
+    "ShowError",
+    "Style",
+    "find_game",
+    "render_game",
+    "show_game",
+    "style_for",
+]
 
 _SYMBOLS = dict(zip(SUIT_CHARS, "♠♥♦♣", strict=True))
 _RED = frozenset("HD")
-_REASONS = {
+SCORE_WORDS: Final = {
     "king_turned_up": "king turned up",
     "king_marked": "king marked",
     "point": "the point",
@@ -50,6 +58,7 @@ _REASONS = {
     "vole": "the vole",
     "vole_vulnerable": "the vole, opponent vulnerable",
 }
+"""How each score reason of the wire (``Scored.reason``) reads in a replay."""
 
 
 class ShowError(ValueError):
@@ -239,7 +248,7 @@ class _Renderer:
             case Scored(seat=seat, points=points, reason=reason):
                 sc = after[0].scores
                 yield (
-                    f"  {self.name(seat)} scores {points} ({_REASONS[reason]}): "
+                    f"  {self.name(seat)} scores {points} ({SCORE_WORDS[reason]}): "
                     f"score {sc[0]}-{sc[1]}"
                 )
 
