@@ -253,10 +253,15 @@ def test_sigterm_and_sighup_stop_bots_keep_results_and_print_the_resume_hint(
     out = tmp_path / "out"
     proc = _ecarte("tournament", config, "--out", out)
     deadline = time.monotonic() + 30
-    # The bot and its escaped grandchild are both up once two processes carry the marker.
-    while len(_with_marker(marker)) < 2 and time.monotonic() < deadline:
+
+    def playing() -> bool:
+        # config.resolved.json is written once the preflight's processes are gone; then
+        # the game's bot and an escaped grandchild carry the marker.
+        return (out / "config.resolved.json").exists() and len(_with_marker(marker)) >= 2
+
+    while not playing() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(_with_marker(marker)) >= 2
+    assert playing()
     time.sleep(0.3)  # into the game
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
@@ -273,11 +278,16 @@ def test_kill_9_of_the_arbiter_takes_every_sandboxed_process_with_it(
     tmp_path: Path, marker: str
 ) -> None:
     config = _config(tmp_path, _escape_engine(marker, stuck=True), mode="on", per_move_ms=60_000)
-    proc = _ecarte("tournament", config, "--out", tmp_path / "out")
+    out = tmp_path / "out"
+    proc = _ecarte("tournament", config, "--out", out)
     deadline = time.monotonic() + 30
-    while len(_with_marker(marker)) < 2 and time.monotonic() < deadline:
+
+    def playing() -> bool:  # past the preflight, in the game (see the test above)
+        return (out / "config.resolved.json").exists() and len(_with_marker(marker)) >= 2
+
+    while not playing() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(_with_marker(marker)) >= 2
+    assert playing()
     proc.kill()
     proc.communicate(timeout=10)
     assert _wait_gone(marker) == []
