@@ -358,6 +358,7 @@ def test_the_engines_time_and_sandbox_come_from_the_command_line(tmp_path: Path)
     assert game.spec.engines == ("random", "human")
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_engine_thinks_ends_quietly_unrecorded(tmp_path: Path) -> None:
     sleeper = [sys.executable, str(ROOT / "tests" / "bots" / "proto_sleep_on_request.py")]
     out = tmp_path / "game"

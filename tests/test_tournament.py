@@ -258,7 +258,10 @@ def test_unset_seed_is_random_recorded_and_reused_on_resume(tmp_path: Path) -> N
     ("seed", "warned"), [("77", True), ("'a-long-seed-of-thirty-two-chars!'", False)]
 )
 def test_a_short_seed_warns_once(tmp_path: Path, seed: str, warned: bool) -> None:
-    text = _config(2).replace("seed: 77\n", f"seed: {seed}\n")
+    text = (
+        "engines:\n  - {name: a, builtin: random}\n  - {name: b, builtin: random}\n"
+        f"games_per_pairing: 2\nseed: {seed}\n"
+    )
     events: list[str] = []
     _run(text, tmp_path / "w", on_event=events.append)
     warnings = [e for e in events if e.startswith("warning: seed")]
