@@ -51,6 +51,7 @@ __all__ = [
     "Request",
     "ToBot",
     "decode_from_bot",
+    "decode_known_to_bot",
     "decode_to_bot",
     "encode",
 ]
@@ -269,12 +270,64 @@ def encode(message: ToBot | FromBot) -> bytes:
 
 
 def decode_to_bot(line: bytes | str) -> ToBot:
-    """Decode an arbiter → bot line with the typed decoder (unknown top-level fields ignored).
+    """Decode an arbiter → bot line, ignoring unknown fields at any depth (PROTOCOL.md §2.5).
 
-    Raises ``msgspec.DecodeError``/``msgspec.ValidationError`` on failure; the SDK
-    adds tolerance for unknown message types and nested fields on top of this.
+    Raises ``msgspec.DecodeError``/``msgspec.ValidationError`` for a line that is not a
+    message of a known type with its fields (see :func:`decode_known_to_bot` to skip
+    messages of unknown types instead).
     """
-    return _to_bot_decoder.decode(line)
+    message = decode_known_to_bot(line)
+    if message is None:
+        raise msgspec.ValidationError("a message of an unknown type")
+    return message
+
+
+def decode_known_to_bot(line: bytes | str) -> ToBot | None:
+    """:func:`decode_to_bot`, but None for a message of an unknown type (§2.5: a bot ignores
+    it).  The typed decoder runs first; only a line it refuses is pruned and decoded again."""
+    try:
+        return _to_bot_decoder.decode(line)
+    except msgspec.ValidationError:
+        pass  # the slow path below: a newer arbiter's fields or message types
+    pruned = _prune(_any_decoder.decode(line), _TO_BOT_INFO)
+    if pruned is _UNKNOWN:
+        return None
+    result: ToBot = msgspec.convert(pruned, ToBot)
+    return result
+
+
+_TO_BOT_INFO: Final = msgspec.inspect.type_info(ToBot)
+_UNKNOWN: Final = object()
+
+
+def _prune(value: Any, info: msgspec.inspect.Type) -> Any:
+    """``value`` without the object keys (and tagged union members) ``info`` does not know."""
+    if isinstance(info, msgspec.inspect.UnionType):
+        if isinstance(value, dict):
+            structs = [t for t in info.types if isinstance(t, msgspec.inspect.StructType)]
+            if structs:
+                for t in structs:
+                    if t.tag_field is not None and value.get(t.tag_field) == t.tag:
+                        return _prune(value, t)
+                if structs[0].tag_field is not None:
+                    return _UNKNOWN
+        for member in info.types:  # e.g. ``list[str] | None``
+            if isinstance(member, msgspec.inspect.StructType | msgspec.inspect.ListType):
+                return _prune(value, member)
+        return value
+    if isinstance(info, msgspec.inspect.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in info.fields}
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == info.tag_field:
+                out[key] = item
+            elif key in fields:
+                out[key] = _prune(item, fields[key])
+        return out
+    if isinstance(info, msgspec.inspect.ListType) and isinstance(value, list):
+        items = [_prune(v, info.item_type) for v in value]
+        return [v for v in items if v is not _UNKNOWN]
+    return value
 
 
 def decode_from_bot(line: bytes) -> FromBot:

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import IO, Any, Final
-
-import msgspec
+from typing import IO
 
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -36,7 +34,7 @@ from protocol.messages import (
     Quit,
     Request,
     ToBot,
-    decode_to_bot,
+    decode_known_to_bot,
     encode,
 )
 
@@ -93,10 +91,6 @@ def run_bot(
         sys.stdout = saved_stdout
 
 
-_any_decoder: Final = msgspec.json.Decoder()
-_TO_BOT_INFO: Final = msgspec.inspect.type_info(ToBot)
-
-
 def decode_leniently(line: bytes) -> ToBot | None:
     """Decode an arbiter line, ignoring unknown fields (at any depth) and message types.
 
@@ -106,46 +100,4 @@ def decode_leniently(line: bytes) -> ToBot | None:
     """
     if not line.strip():
         return None
-    try:
-        return decode_to_bot(line)
-    except msgspec.ValidationError:
-        pass  # the slow path below: a newer arbiter's fields or message types
-    raw = _any_decoder.decode(line)
-    pruned = _prune(raw, _TO_BOT_INFO)
-    if pruned is _UNKNOWN:
-        return None
-    result: ToBot = msgspec.convert(pruned, ToBot)
-    return result
-
-
-_UNKNOWN: Final = object()
-
-
-def _prune(value: Any, info: msgspec.inspect.Type) -> Any:
-    """``value`` without the object keys (and tagged union members) ``info`` does not know."""
-    if isinstance(info, msgspec.inspect.UnionType):
-        if isinstance(value, dict):
-            structs = [t for t in info.types if isinstance(t, msgspec.inspect.StructType)]
-            if structs:
-                for t in structs:
-                    if t.tag_field is not None and value.get(t.tag_field) == t.tag:
-                        return _prune(value, t)
-                if structs[0].tag_field is not None:
-                    return _UNKNOWN
-        for member in info.types:  # e.g. ``list[str] | None``
-            if isinstance(member, msgspec.inspect.StructType | msgspec.inspect.ListType):
-                return _prune(value, member)
-        return value
-    if isinstance(info, msgspec.inspect.StructType) and isinstance(value, dict):
-        fields = {f.encode_name: f.type for f in info.fields}
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if key == info.tag_field:
-                out[key] = item
-            elif key in fields:
-                out[key] = _prune(item, fields[key])
-        return out
-    if isinstance(info, msgspec.inspect.ListType) and isinstance(value, list):
-        items = [_prune(v, info.item_type) for v in value]
-        return [v for v in items if v is not _UNKNOWN]
-    return value
+    return decode_known_to_bot(line)

@@ -32,6 +32,7 @@ from protocol.messages import (
     Quit,
     ToBot,
     decode_from_bot,
+    decode_known_to_bot,
     decode_to_bot,
     encode,
 )
@@ -441,6 +442,24 @@ def test_every_message_round_trips() -> None:
 
 def test_arbiter_messages_ignore_unknown_top_level_fields() -> None:
     assert decode_to_bot(b'{"type":"quit","reason":"done"}') == Quit()
+
+
+def test_the_typed_decoder_ignores_unknown_fields_at_any_depth() -> None:
+    """§2.5 for a bot written on decode_to_bot alone, as ecarte check now probes: unknown
+    fields inside the view, the rules and an event are dropped; an unknown message type is
+    an error (decode_known_to_bot gives None for it instead)."""
+    line = next(
+        body for _, direction, body in transcript() if direction == "<<" and b'"request"' in body
+    )
+    request = decode_to_bot(line)
+    data = json.loads(line)
+    data["view"]["mood"] = "calm"
+    data["view"]["rules"]["new_option"] = 1
+    data["view"]["events"][0]["extra"] = [1, 2]
+    assert decode_to_bot(json.dumps(data)) == request
+    with pytest.raises(msgspec.ValidationError, match="unknown type"):
+        decode_to_bot(b'{"type":"weather","sky":"grey"}')
+    assert decode_known_to_bot(b'{"type":"weather","sky":"grey"}') is None
 
 
 @pytest.mark.parametrize("direction", ["to-bot", "from-bot"])
