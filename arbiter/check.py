@@ -336,93 +336,34 @@ async def check_bot(
     command = BotCommand(
         argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
     )
-    problems: list[GameProblem] = []
-    seen: set[str] = set()
-    handshake: str | None = None
-    rules = make_rules() if rules is None else rules
     time_settings = TimeSettings(
         per_move_ms=time_per_move,
         clock_ms=clock_ms,
         increment_ms=increment_ms,
         grace_ms=grace_ms,
     )
-    records: list[GameRecord] = []
-    stopped_early = False
-    unknowns = UnknownsResult.NOT_CHECKED
+    rules = make_rules() if rules is None else rules
     async with trio.open_nursery() as nursery:
-        bot = _ProbedSession("checked", command, nursery, handshake_ms=handshake_ms)
-        opponent = BotSession(
-            "random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery
+        checker = _Checker(
+            _ProbedSession("checked", command, nursery, handshake_ms=handshake_ms),
+            BotSession("random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery),
+            rules,
+            time_settings,
         )
-
-        async def play(g: int, number: int) -> GameRecord | None:
-            """Game ``g`` of the schedule as game ``number`` of the check; None if aborted."""
-            nonlocal stopped_early
-            seat = g % 2
-            engines = ("checked", "random") if seat == 0 else ("random", "checked")
-            sessions = (bot, opponent) if seat == 0 else (opponent, bot)
-            spec = GameSpec(
-                game_id=number - 1,
-                engines=engines,
-                rules=rules,
-                seed=12345,
-                deal_set=g,
-                first_dealer=(g // 2) % 2,
-                time=time_settings,
-            )
-            try:
-                rec = await play_game(spec, sessions)
-            except ArbiterError as exc:  # both bots were stopped; nobody is blamed
-                problems.append(GameProblem(game=number, reason="", detail=str(exc)))
-                stopped_early = True
-                return None
-            records.append(rec)
-            term = rec.termination
-            if term.reason != "normal" and term.offender is not None:
-                if rec.engines[term.offender] == "checked":
-                    problems.append(
-                        GameProblem(number, term.reason, term.detail, term.line or "", bot.probe)
-                    )
-            return rec
-
-        for g in range(games):
-            before = len(problems)
-            rec = await play(g, g + 1)
-            if rec is None:
-                break
-            if g == 0 and bot.info.bot_name:
-                info = bot.info
-                handshake = f"{info.bot_name} {info.version} by {info.author}"
-            if len(problems) > before and (rec.termination.reason in _FATAL or len(problems) >= 3):
-                stopped_early = True
-                break
-            for deal in rec.deals:
-                for a in deal.actions:
-                    if rec.engines[a.seat] == "checked" and not a.substituted:
-                        seen.add(decision_kind(a.action))
-            if seen == set(DECISION_KINDS) and g >= 1:
-                break
-        # Leniency (§2.5): the first games again, with what a later revision may add.
-        if records and not problems:
-            bot.probe = True
-            played = len(records)
-            for g in range(min(2, played)):
-                if await play(g, played + g + 1) is None or problems:
-                    break
-            bot.probe = False
-            unknowns = UnknownsResult.FAILED if problems else UnknownsResult.IGNORED
+        await checker.cover_every_decision(games)
+        unknowns = await checker.probe_leniency()
         # The quit semantics: the bot must exit by itself after "quit".
-        quit_ok = await _quits_cleanly(bot)
-        await opponent.stop()
+        quit_ok = await _quits_cleanly(checker.bot)
+        await checker.opponent.stop()
     # What the bot left behind outside its process group (see arbiter.sandbox).
     reap_escapees(live_pids())
     return CheckReport(
         warning=warning,
-        handshake=handshake,
-        games=len(records),
-        game_problems=tuple(problems),
-        stopped_early=stopped_early,
-        seen=frozenset(seen),
+        handshake=checker.handshake,
+        games=len(checker.records),
+        game_problems=tuple(checker.problems),
+        stopped_early=checker.stopped_early,
+        seen=frozenset(checker.seen),
         quit=(
             QuitResult.NOT_RUNNING
             if quit_ok is None
@@ -431,9 +372,91 @@ async def check_bot(
             else QuitResult.HUNG
         ),
         unknowns=unknowns,
-        late=_late_replies(records, time_settings),
+        late=_late_replies(checker.records, time_settings),
         setting=_setting(rules, time_settings),
     )
+
+
+class _Checker:
+    """The games of one check: the checked bot against the random engine, seats
+    alternating, and what was found."""
+
+    def __init__(
+        self, bot: _ProbedSession, opponent: BotSession, rules: Rules, time: TimeSettings
+    ) -> None:
+        self.bot = bot
+        self.opponent = opponent
+        self.rules = rules
+        self.time = time
+        self.records: list[GameRecord] = []
+        self.problems: list[GameProblem] = []
+        self.seen: set[str] = set()
+        """Kinds of decision the bot has answered (:data:`DECISION_KINDS`)."""
+        self.handshake: str | None = None
+        self.stopped_early = False
+
+    async def play(self, g: int, number: int) -> GameRecord | None:
+        """Game ``g`` of the schedule as game ``number`` of the check; None if aborted."""
+        seat = g % 2
+        engines = ("checked", "random") if seat == 0 else ("random", "checked")
+        sessions = (self.bot, self.opponent) if seat == 0 else (self.opponent, self.bot)
+        spec = GameSpec(
+            game_id=number - 1,
+            engines=engines,
+            rules=self.rules,
+            seed=12345,
+            deal_set=g,
+            first_dealer=(g // 2) % 2,
+            time=self.time,
+        )
+        try:
+            rec = await play_game(spec, sessions)
+        except ArbiterError as exc:  # both bots were stopped; nobody is blamed
+            self.problems.append(GameProblem(game=number, reason="", detail=str(exc)))
+            self.stopped_early = True
+            return None
+        self.records.append(rec)
+        term = rec.termination
+        if term.reason != "normal" and term.offender is not None:
+            if rec.engines[term.offender] == "checked":
+                self.problems.append(
+                    GameProblem(number, term.reason, term.detail, term.line or "", self.bot.probe)
+                )
+        return rec
+
+    async def cover_every_decision(self, games: int) -> None:
+        """Play until the bot has answered every kind of decision (at least two games),
+        it keeps failing, or ``games`` are played."""
+        for g in range(games):
+            before = len(self.problems)
+            rec = await self.play(g, g + 1)
+            if rec is None:
+                return
+            if g == 0 and self.bot.info.bot_name:
+                info = self.bot.info
+                self.handshake = f"{info.bot_name} {info.version} by {info.author}"
+            failed = len(self.problems) > before
+            if failed and (rec.termination.reason in _FATAL or len(self.problems) >= 3):
+                self.stopped_early = True
+                return
+            for deal in rec.deals:
+                for a in deal.actions:
+                    if rec.engines[a.seat] == "checked" and not a.substituted:
+                        self.seen.add(decision_kind(a.action))
+            if self.seen == set(DECISION_KINDS) and g >= 1:
+                return
+
+    async def probe_leniency(self) -> UnknownsResult:
+        """Leniency (§2.5): the first games again, with what a later revision may add."""
+        if not self.records or self.problems:
+            return UnknownsResult.NOT_CHECKED
+        self.bot.probe = True
+        played = len(self.records)
+        for g in range(min(2, played)):
+            if await self.play(g, played + g + 1) is None or self.problems:
+                break
+        self.bot.probe = False
+        return UnknownsResult.FAILED if self.problems else UnknownsResult.IGNORED
 
 
 def _late_replies(records: list[GameRecord], tm: TimeSettings) -> LateReplies | None:
