@@ -192,7 +192,7 @@ def _run(
     source: str | None,
     args: argparse.Namespace,
     resume_with: ResumeCommand,
-    stop_when: Any = None,
+    stop_when: Callable[[GameResult], bool] | None = None,
     progress: Progress | None = None,
     summary: Callable[[], str] | None = None,
 ) -> int:
@@ -487,6 +487,44 @@ def _clock(text: str) -> tuple[int, int]:
 
 
 def cmd_match(args: argparse.Namespace) -> int:
+    engines = _match_engines(args)
+    if args.sprt is not None and len(engines) != 2:
+        raise UsageError(f"--sprt tests one engine against one other, not {len(engines)} engines")
+    if args.gauntlet and len(engines) < 3:
+        raise UsageError("--gauntlet plays the first engine against the rest: name three or more")
+    games = args.games if args.games is not None else 20_000 if args.sprt is not None else 20
+    if games % 2:
+        raise UsageError(
+            f"--games {games}: games are played in duplicate pairs, use an even number"
+        )
+    config = _match_config(args, engines, games)
+    out = Path(config.out)
+    progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
+    stop_when, summary = None, None
+    if args.sprt is not None:
+        stop_when, summary = _sprt_watch(args.sprt, games, engines, progress)
+    # --debug: every line each way, timestamped, in OUT/logs/NAME.traffic.log.
+    token = traffic_dir.set(str(out.resolve() / "logs") if args.debug else None)
+    try:
+        return _run(
+            config,
+            Path.cwd(),
+            out,
+            args.resume,
+            None,
+            None,
+            args,
+            _match_resume(args, games, config.time_control),
+            stop_when,
+            progress=progress,
+            summary=summary,
+        )
+    finally:
+        traffic_dir.reset(token)
+
+
+def _match_engines(args: argparse.Namespace) -> list[EngineConfig]:
+    """The engines of ``match``: arguments, then ``--engine`` terms, each name unique."""
     engines = [_engine(spec) for spec in args.engines]
     engines += [_engine_spec(terms) for terms in args.engine or []]
     if len(engines) < 2:
@@ -499,17 +537,13 @@ def cmd_match(args: argparse.Namespace) -> int:
     for name in chosen:
         if taken.count(name) > 1:
             raise UsageError(f"engine name {name!r} is used twice; give one of them name=...")
-    engines = _unique_names(engines)
-    names = [e.name for e in engines]
-    if args.sprt is not None and len(engines) != 2:
-        raise UsageError(f"--sprt tests one engine against one other, not {len(engines)} engines")
-    if args.gauntlet and len(engines) < 3:
-        raise UsageError("--gauntlet plays the first engine against the rest: name three or more")
-    games = args.games if args.games is not None else 20_000 if args.sprt is not None else 20
-    if games % 2:
-        raise UsageError(
-            f"--games {games}: games are played in duplicate pairs, use an even number"
-        )
+    return _unique_names(engines)
+
+
+def _match_config(
+    args: argparse.Namespace, engines: list[EngineConfig], games: int
+) -> TournamentConfig:
+    """The tournament a ``match`` command line describes (checked as a config would be)."""
     if args.clock is not None and args.time_per_move is not None:
         raise UsageError("--clock and --time-per-move exclude each other: choose one")
     if args.clock is not None:
@@ -522,9 +556,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
     title = f"{first} vs {engines[1].name}" if len(engines) == 2 else f"{first} and others"
     kind = "gauntlet" if args.gauntlet else "round-robin"
-    default_out = "-vs-".join(names) if len(engines) == 2 else f"{first}-{kind}"
-    out = Path(args.out or f"tournaments/match-{default_out}-{stamp}")
-    config = check_config(
+    default_out = "-vs-".join(e.name for e in engines) if len(engines) == 2 else f"{first}-{kind}"
+    return check_config(
         TournamentConfig(
             name=title if not args.gauntlet else f"{first} gauntlet",
             engines=engines,
@@ -535,37 +568,45 @@ def cmd_match(args: argparse.Namespace) -> int:
             rules=RulesConfig(preset=args.rules, options=options),
             time_control=time_control,
             concurrency=args.concurrency,
-            out=str(out),
+            out=args.out or f"tournaments/match-{default_out}-{stamp}",
         ),
         "the command line",
     )
-    progress = Progress(total=0, stream=sys.stderr, quiet=args.quiet)
-    stop_when = None
-    summary = None
-    if args.sprt is not None:
-        p = _parse_sprt(args.sprt)
-        _say(
-            f"SPRT elo0={p['elo0']:g} elo1={p['elo1']:g} alpha={p['alpha']:g} "
-            f"beta={p['beta']:g} on pairs, at most {games} games ({games // 2} pairs)"
+
+
+def _sprt_watch(
+    terms: list[str], games: int, engines: list[EngineConfig], progress: Progress
+) -> tuple[Callable[[GameResult], bool], Callable[[], str]]:
+    """``--sprt``: the run's stop condition (printing LLR as pairs finish) and its verdict."""
+    p = _parse_sprt(terms)
+    first, second = engines[0].name, engines[1].name
+    _say(
+        f"SPRT elo0={p['elo0']:g} elo1={p['elo1']:g} alpha={p['alpha']:g} "
+        f"beta={p['beta']:g} on pairs, at most {games} games ({games // 2} pairs)"
+    )
+    state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=first)
+
+    def stop_when(result: GameResult) -> bool:
+        # Incremental: each finished game once; a pair counts when both games are in.
+        if not state.add_outcome(result.outcome):
+            return False
+        res = state.result()
+        c = state.counts
+        progress.say(
+            f"SPRT: pairs {c.total} (+{c.won} ={c.split} -{c.lost})  LLR {res.llr:.2f} "
+            f"[{res.lower:.2f}, {res.upper:.2f}]"
+            + (f"  -> accept {res.decision}" if res.decision else "")
         )
-        state = SprtState(p["elo0"], p["elo1"], p["alpha"], p["beta"], engine=first)
+        return res.decision is not None
 
-        def stop_when(result: GameResult) -> bool:
-            # Incremental: each finished game once; a pair counts when both games are in.
-            if not state.add_outcome(result.outcome):
-                return False
-            res = state.result()
-            c = state.counts
-            progress.say(
-                f"SPRT: pairs {c.total} (+{c.won} ={c.split} -{c.lost})  LLR {res.llr:.2f} "
-                f"[{res.lower:.2f}, {res.upper:.2f}]"
-                + (f"  -> accept {res.decision}" if res.decision else "")
-            )
-            return res.decision is not None
+    def summary() -> str:
+        return sprt_verdict(state, first, second, max_pairs=games // 2)
 
-        def summary() -> str:
-            return sprt_verdict(state, first, engines[1].name, max_pairs=games // 2)
+    return stop_when, summary
 
+
+def _match_resume(args: argparse.Namespace, games: int, time_control: TimeControl) -> ResumeCommand:
+    """The ``match`` command that continues this one (a drawn seed never goes on it)."""
     words = ["ecarte", "match", *args.engines]
     for terms in args.engine or []:
         words += ["--engine", *terms]
@@ -582,25 +623,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.sprt is not None:
         words += ["--sprt", *args.sprt]
     words += ["--games", str(games)]
-    resume_with = ResumeCommand(tuple(words), seed=args.seed)
-    # --debug: every line each way, timestamped, in OUT/logs/NAME.traffic.log.
-    token = traffic_dir.set(str(out.resolve() / "logs") if args.debug else None)
-    try:
-        return _run(
-            config,
-            Path.cwd(),
-            out,
-            args.resume,
-            None,
-            None,
-            args,
-            resume_with,
-            stop_when,
-            progress=progress,
-            summary=summary,
-        )
-    finally:
-        traffic_dir.reset(token)
+    return ResumeCommand(tuple(words), seed=args.seed)
 
 
 def sprt_verdict(state: SprtState, a: str, b: str, *, max_pairs: int) -> str:
@@ -960,10 +983,7 @@ def _add_play(sub: Any) -> None:
     y = sub.add_parser("play", help="play a game yourself against an engine, in the terminal")
     y.add_argument("engine", help="bundled engine name or command line")
     y.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (default 0)")
-    y.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
-    y.add_argument(
-        "--rule", action="append", metavar="KEY=VALUE", help="a rules option (repeatable)"
-    )
+    _add_rules(y)
     y.add_argument("--seed", type=_seed_arg, help="seed, an int or a string (default: random)")
     y.add_argument(
         "--time-per-move",
@@ -972,11 +992,7 @@ def _add_play(sub: Any) -> None:
         metavar="MS",
         help="the engine's time per decision in ms (default 1000; you have no limit)",
     )
-    y.add_argument(
-        "--sandbox",
-        choices=typing.get_args(SandboxMode),
-        help="run the engine in a sandbox: auto (default: where available), on (required), off",
-    )
+    _add_sandbox(y, "the engine")
     y.add_argument("--out", help="output directory (default: tournaments/play-ENGINE-TIMESTAMP)")
     y.set_defaults(func=cmd_play)
 
@@ -984,12 +1000,27 @@ def _add_play(sub: Any) -> None:
 # ----------------------------------------------------------------------------- main
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ecarte``."""
-    p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
-    p.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
-    sub = p.add_subparsers(dest="command", required=True)
+def _add_sandbox(parser: argparse.ArgumentParser, who: str = "bots") -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=typing.get_args(SandboxMode),
+        help=f"run {who} in a sandbox: auto (default: where available), on (required), off",
+    )
 
+
+def _add_rules(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rules option on top of the preset (repeatable), e.g. --rule target=7",
+    )
+
+
+def _add_tournament(sub: Any) -> None:
+    """``ecarte tournament``."""
     t = sub.add_parser("tournament", help="run a tournament from a YAML config")
     t.add_argument("config", nargs="?", help="YAML config (default: the bundled round-robin)")
     t.add_argument("--out", help="output directory (overrides the config's out)")
@@ -1002,13 +1033,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true", help="continue an interrupted run")
     t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
     t.add_argument("--quiet", action="store_true", help="no progress output")
-    t.add_argument(
-        "--sandbox",
-        choices=typing.get_args(SandboxMode),
-        help="run bots in a sandbox: auto (default: where available), on (required), off",
-    )
+    _add_sandbox(t)
     t.set_defaults(func=cmd_tournament)
 
+
+def _add_match(sub: Any) -> None:
+    """``ecarte match``."""
     m = sub.add_parser(
         "match",
         help="a match between bots (two, a round-robin of more, or a --gauntlet)",
@@ -1045,10 +1075,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BASE[+INC]",
         help="a game clock in seconds per bot, with an increment per decision, e.g. 60+0.5",
     )
-    m.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
-    m.add_argument(
-        "--rule", action="append", metavar="KEY=VALUE", help="a rules option, e.g. target=7"
-    )
+    _add_rules(m)
     m.add_argument(
         "--gauntlet", action="store_true", help="the first engine plays each of the others"
     )
@@ -1061,11 +1088,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--concurrency", type=_positive_int("games at once"))
     m.add_argument("--resume", action="store_true")
     m.add_argument("--quiet", action="store_true")
-    m.add_argument(
-        "--sandbox",
-        choices=typing.get_args(SandboxMode),
-        help="run bots in a sandbox: auto (default: where available), on (required), off",
-    )
+    _add_sandbox(m)
     m.add_argument(
         "--sprt",
         nargs="+",
@@ -1075,6 +1098,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.set_defaults(func=cmd_match)
 
+
+def _add_check(sub: Any) -> None:
+    """``ecarte check``."""
     c = sub.add_parser("check", help="check a bot's protocol compliance")
     # Not "command": that is where the subcommand's name goes (error messages use it).
     c.add_argument("bot", metavar="command", help="the bot's command line, quoted")
@@ -1096,21 +1122,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--increment", type=_non_negative_ms, default=0, metavar="MS", help="clock increment"
     )
-    c.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
-    c.add_argument(
-        "--rule",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a rules option on top of the preset (repeatable), e.g. --rule target=7",
-    )
-    c.add_argument(
-        "--sandbox",
-        choices=typing.get_args(SandboxMode),
-        help="run bots in a sandbox: auto (default: where available), on (required), off",
-    )
+    _add_rules(c)
+    _add_sandbox(c)
     c.set_defaults(func=cmd_check)
 
+
+def _add_results(sub: Any) -> None:
+    """``ecarte stats``, ``report`` and ``merge``: what is done with a run's journal."""
     s = sub.add_parser("stats", help="recompute statistics from a journal")
     s.add_argument("out", help="output directory (or a games.jsonl)")
     s.add_argument("--pgn", help="also write the results as PGN headers to this file")
@@ -1125,8 +1143,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", required=True, help="directory for the merged result")
     g.add_argument("--force", action="store_true", help="overwrite an existing merged journal")
     g.set_defaults(func=cmd_merge)
-    _add_show(sub)
-    _add_play(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``ecarte``."""
+    p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
+    p.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for add in (_add_tournament, _add_match, _add_check, _add_results, _add_show, _add_play):
+        add(sub)
     return p
 
 
