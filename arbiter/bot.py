@@ -79,6 +79,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import IO, Final
 
 import trio
@@ -161,6 +162,31 @@ class BotCommand:
 
     sandbox: SandboxPlan | None = None
     """Run the process inside this sandbox (see :mod:`arbiter.sandbox`); ``None``: as is."""
+
+    def environment(self) -> dict[str, str] | None:
+        """The bot's whole environment; ``None`` when it is the arbiter's own, unchanged."""
+        if self.env is None and self.base_env is None:
+            return None
+        base = os.environ if self.base_env is None else self.base_env
+        return {**base, **(self.env or {})}
+
+    def check_program(self) -> None:
+        """Raise the error a spawn would give if the program cannot be executed:
+        :class:`FileNotFoundError` (no such file, or not on the bot's ``PATH``),
+        :class:`IsADirectoryError` or :class:`PermissionError` (not executable)."""
+        program = self.argv[0]
+        if "/" in program:
+            path = str(Path(self.cwd or os.getcwd()) / program)  # drops a leading ./
+            if not os.path.exists(path):
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+            if os.path.isdir(path):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+            if not os.access(path, os.X_OK):
+                raise PermissionError(errno.EACCES, "Permission denied", path)
+            return
+        search = (self.environment() or os.environ).get("PATH", os.defpath)
+        if shutil.which(program, path=search) is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
 @dataclass(frozen=True)
@@ -279,17 +305,14 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
     is retired after ten idle seconds, which would kill healthy bots; the event loop's
     thread lives as long as the run.  Spawning blocks the loop for a millisecond or two.
     """
-    env: dict[str, str] | None = None
-    if command.env is not None or command.base_env is not None:
-        base = os.environ if command.base_env is None else command.base_env
-        env = {**base, **(command.env or {})}
+    env = command.environment()
     argv = list(command.argv)
     cwd = command.cwd
     if command.sandbox is not None:
         # bwrap would report these as its own exit status 1; say them as a spawn would.
         if cwd is not None and not os.path.isdir(cwd):
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
-        _check_program(argv[0], cwd, env)
+        command.check_program()
         argv = wrap_command(argv, cwd, command.sandbox)
     to_child = os.pipe()
     from_child = os.pipe()
@@ -316,20 +339,6 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
             os.close(fd)
     _LIVE.add(popen.pid)
     return _Child(popen, *ours, sandboxed=command.sandbox is not None)
-
-
-def _check_program(program: str, cwd: str | None, env: dict[str, str] | None) -> None:
-    """Raise the OSError a spawn would raise if ``program`` cannot be executed."""
-    if "/" in program:
-        path = os.path.join(cwd or os.getcwd(), program)
-        if not os.path.exists(path):
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
-        if os.path.isdir(path) or not os.access(path, os.X_OK):
-            raise PermissionError(errno.EACCES, "Permission denied", program)
-        return
-    search = (env if env is not None else os.environ).get("PATH", os.defpath)
-    if shutil.which(program, path=search) is None:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
 async def _wait_exit(child: _Child) -> None:

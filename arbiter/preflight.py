@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -32,23 +30,20 @@ class PreflightError(RuntimeError):
 
 def program_problem(command: BotCommand) -> str | None:
     """What is wrong with the program of ``command`` before it is even run, or None."""
-    program = command.argv[0]
-    cwd = Path(command.cwd) if command.cwd else Path.cwd()
-    if "/" in program:
-        path = cwd / program  # an absolute program stays as it is
-        if not path.exists():
-            return f"no such file: {path}"
-        if path.is_dir():
-            return f"{path} is a directory, not a program"
-        if not os.access(path, os.X_OK):
-            return (
-                f"{path} is not executable: make it so (chmod +x) or start it with its "
-                f"interpreter (e.g. python3 {program})"
-            )
-        return None
-    env = {**(os.environ if command.base_env is None else command.base_env), **(command.env or {})}
-    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
-        return f"{program!r} is not on the PATH the bot gets ({env.get('PATH', os.defpath)})"
+    try:
+        command.check_program()
+    except IsADirectoryError as exc:
+        return f"{exc.filename} is a directory, not a program"
+    except PermissionError as exc:
+        return (
+            f"{exc.filename} is not executable: make it so (chmod +x) or start it with its "
+            f"interpreter (e.g. python3 {command.argv[0]})"
+        )
+    except FileNotFoundError as exc:
+        if "/" in command.argv[0]:
+            return f"no such file: {exc.filename}"
+        path = (command.environment() or os.environ).get("PATH", os.defpath)
+        return f"{command.argv[0]!r} is not on the PATH the bot gets ({path})"
     return None
 
 
