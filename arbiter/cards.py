@@ -23,6 +23,8 @@ from typing import Final
 __all__ = [
     "ALL_CARDS",
     "CARDS",
+    "CARD_NUMBER",
+    "CARD_TEXT",
     "FULL_PACK",
     "JACK",
     "KING",
@@ -109,17 +111,20 @@ class Card(int):
         return f"{RANK_NAMES[self & 7]} of {SUIT_NAMES[self >> 3]}"
 
     def __str__(self) -> str:
-        return _TEXT[self]
+        return CARD_TEXT[self]
 
     def __repr__(self) -> str:
-        return f"Card.parse({_TEXT[self]!r})"
+        return f"Card.parse({CARD_TEXT[self]!r})"
 
 
-_TEXT: Final = tuple(RANK_CHARS[c & 7] + SUIT_CHARS[c >> 3] for c in range(32))
+CARD_TEXT: Final = tuple(RANK_CHARS[c & 7] + SUIT_CHARS[c >> 3] for c in range(32))
+"""The notation of each card number (``CARDCARD_TEXT[n] == str(CARDS[n])``, without the call)."""
+CARD_NUMBER: Final = {text: n for n, text in enumerate(CARD_TEXT)}
+"""Card number of each notation (upper case): the inverse of :data:`CARD_TEXT`."""
 CARDS: Final = tuple(Card(c) for c in range(32))
 """The 32 cards, indexed by their number."""
 ALL_CARDS: Final = CARDS
-_BY_TEXT: Final = {_TEXT[c]: CARDS[c] for c in range(32)}
+_BY_TEXT: Final = {CARD_TEXT[c]: CARDS[c] for c in range(32)}
 
 
 def _explain(text: object) -> str:
@@ -197,7 +202,7 @@ def format_cards(mask: int) -> list[str]:
         bits = mask >> (8 * s) & 255
         for r in range(7, -1, -1):
             if bits >> r & 1:
-                out.append(_TEXT[8 * s + r])
+                out.append(CARD_TEXT[8 * s + r])
     return out
 
 

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import jinja2
 
-from arbiter.cards import CARDS, format_cards
+from arbiter.cards import CARD_NUMBER, CARD_TEXT, format_cards
 from arbiter.journal import write_private
 from arbiter.record import GameRecord
 from arbiter.report import Report, build_report, result_of
@@ -62,9 +62,6 @@ _SCRIPTS: Final = (
     "chartjs-chart-error-bars.min.js",
     "chartjs-chart-matrix.min.js",
 )
-# Card number <-> text, for many decks (faster than Card.parse and str(Card)).
-_TEXT: Final = tuple(str(c) for c in CARDS)
-_CARD_OF: Final = {text: n for n, text in enumerate(_TEXT)}
 
 
 def _static(name: str) -> str:
@@ -128,7 +125,7 @@ def _snapshot(st: State, who: int, full: str, public: str, trick: list[str]) -> 
         st.tricks[1],
         st.scores[0],
         st.scores[1],
-        "".join(_TEXT[c] for c in st.deck[st.stock_pos :]),
+        "".join(CARD_TEXT[c] for c in st.deck[st.stock_pos :]),
         int(st.vulnerable[0]) | int(st.vulnerable[1]) << 1,
         st.marked,
     ]
@@ -140,8 +137,8 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
     st = new_game(record.rules, record.first_dealer)
     deals: list[dict[str, Any]] = []
     for deal in record.deals:
-        st.deal([_CARD_OF[c] for c in deal.deck])
-        turnup = _TEXT[st.turnup]
+        st.deal([CARD_NUMBER[c] for c in deal.deck])
+        turnup = CARD_TEXT[st.turnup]
         opening = f"deal {deal.number}: {names[deal.dealer]} deals, turns up {turnup}"
         opening = "; ".join(
             [opening, *(_event_text(event_to_struct(e), names) for e in st.events[1:])]
@@ -165,9 +162,9 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
                 public = public and public + " (played by the arbiter)"
             # A finished trick stays on the table for the step that finished it.
             if any(isinstance(e, TrickWon) for e in new):
-                trick = [_TEXT[v] for k, _s, v in st.events if k == Event.CARD][-2:]
+                trick = [CARD_TEXT[v] for k, _s, v in st.events if k == Event.CARD][-2:]
             else:
-                trick = [_TEXT[c] for c in st.trick_cards]
+                trick = [CARD_TEXT[c] for c in st.trick_cards]
             steps.append(_snapshot(st, a.seat, full, public, trick))
         deals.append({"n": deal.number, "dealer": deal.dealer, "turnup": turnup, "steps": steps})
     end = record.termination

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
-from arbiter.cards import CARDS
+from arbiter.cards import CARD_NUMBER, CARD_TEXT
 from arbiter.faults import FaultReason
 from arbiter.rules import Phase, Rules, Seed, State, deck_for, new_game
 
@@ -137,8 +137,6 @@ class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Card text <-> card number, for the decks of many records (faster than Card.parse).
-_TEXT_OF: Final = tuple(str(c) for c in CARDS)
-_CARD_OF: Final = {text: n for n, text in enumerate(_TEXT_OF)}
 
 
 class RecordError(ValueError):
@@ -169,7 +167,7 @@ def rereferee(record: GameRecord) -> State:
         before = st.scores[:]
         try:
             try:
-                deck = [_CARD_OF[c] for c in deal.deck]
+                deck = [CARD_NUMBER[c] for c in deal.deck]
             except KeyError as exc:
                 raise RecordError(f"deal {deal.number}: {exc.args[0]!r} is not a card") from None
             st.deal(deck)
@@ -223,6 +221,6 @@ def check_decks(record: GameRecord, seed: Seed) -> None:
     Deal ``n`` of a game with deal set ``s`` is ``deck_for(seed, s, n)``.
     """
     for deal in record.deals:
-        want = [_TEXT_OF[c] for c in deck_for(seed, record.deal_set, deal.number)]
+        want = [CARD_TEXT[c] for c in deck_for(seed, record.deal_set, deal.number)]
         if deal.deck != want:
             raise RecordError(f"deal {deal.number}: the deck is not the one the run's seed deals")

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from arbiter.cards import CARDS
+from arbiter.cards import CARD_TEXT
 from arbiter.faults import FaultReason, IllegalAction, InvalidMessage
 from arbiter.record import ActionRecord, DealRecord
 from arbiter.rules import (
@@ -328,7 +328,7 @@ class Referee:
             self.decks.append(deck)
             before = list(state.scores)  # a turned-up king scores inside state.deal()
             state.deal(deck)
-            self._deal_head = (state.deal_number, state.dealer, [str(CARDS[c]) for c in deck])
+            self._deal_head = (state.deal_number, state.dealer, [CARD_TEXT[c] for c in deck])
             self._deal_actions = []
             self._events_sent = 0
             for seat in (0, 1):
