@@ -257,6 +257,7 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert "stopped after game 3" in result.stdout
 
 
+@pytest.mark.slow
 def test_full_disk_ends_the_run_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -126,7 +126,7 @@ async def test_c_bot_plays_random(c_bot: list[str], tmp_path: Path, preset: str)
     _check(records, tmp_path, "c-simple")
 
 
-@pytest.mark.parametrize("preset", ["default", "cavendish"])
+@pytest.mark.parametrize("preset", ["default", pytest.param("cavendish", marks=pytest.mark.slow)])
 async def test_js_bot_plays_random(js_bot: list[str], tmp_path: Path, preset: str) -> None:
     records = await _play_match(js_bot, tmp_path, preset=preset)
     _check(records, tmp_path, "js-simple")

@@ -222,7 +222,7 @@ def test_without_the_sandbox_the_same_bot_sees_everything(tmp_path: Path) -> Non
 
 ESCAPE_MODES = [
     pytest.param("on", marks=needs_sandbox, id="sandbox"),
-    pytest.param("off", id="bare"),
+    pytest.param("off", marks=pytest.mark.slow, id="bare"),
 ]
 
 

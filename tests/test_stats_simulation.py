@@ -142,6 +142,7 @@ def test_points_per_deal_interval_covers_the_true_margin() -> None:
     assert 0.91 <= cover / runs <= 0.99
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("true_elo", "wrong"),
     [

@@ -48,6 +48,16 @@ concurrency: 2
 """
 
 
+SMALL = """
+engines:
+  - {name: a, builtin: random}
+  - {name: b, builtin: random}
+games_per_pairing: 2
+seed: 77
+"""
+"""Two games: for the tests of what surrounds the games, not of the games."""
+
+
 def _config(games: int = 4) -> str:
     return CONFIG.replace("{games}", str(games))
 
@@ -118,9 +128,9 @@ def test_round_robin_end_to_end(tmp_path: Path) -> None:
 def test_refuses_to_overwrite_results(tmp_path: Path) -> None:
     """Finished results are never lost: a second run into the same OUT needs --resume."""
     out = tmp_path / "o"
-    _run(_config(2), out)
-    with pytest.raises(TournamentError, match="already holds 6 finished games"):
-        _run(_config(2), out)
+    _run(SMALL, out)
+    with pytest.raises(TournamentError, match="already holds 2 finished games"):
+        _run(SMALL, out)
 
 
 @pytest.mark.slow
@@ -142,15 +152,15 @@ def test_resume_after_truncated_last_line(tmp_path: Path) -> None:
 
 def test_resume_refuses_a_journal_of_another_seed(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    _run(_config(2), out)
+    _run(SMALL, out)
     (out / "config.resolved.json").unlink()
     with pytest.raises(JournalError, match="played with another seed"):
-        _run(_config(2).replace("seed: 77", "seed: 78"), out, resume=True)
+        _run(SMALL.replace("seed: 77", "seed: 78"), out, resume=True)
 
 
 def test_damaged_middle_line_is_an_error(tmp_path: Path) -> None:
     out = tmp_path / "bad"
-    _run(_config(2), out)
+    _run(SMALL.replace("games_per_pairing: 2", "games_per_pairing: 4"), out)  # a middle line
     journal = out / "games.jsonl"
     lines = journal.read_bytes().splitlines(keepends=True)
     lines[1] = b"{not json\n"
@@ -357,10 +367,10 @@ def test_output_directory_is_locked(tmp_path: Path) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         with pytest.raises(TournamentError, match="another ecarte run is writing to"):
-            _run(_config(2), out)
+            _run(SMALL, out)
     finally:
         os.close(fd)
-    assert len(_run(_config(2), out)) == 6
+    assert len(_run(SMALL, out)) == 2
 
 
 @pytest.fixture(scope="module")
