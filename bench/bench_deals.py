@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python bench/bench_deals.py search --deals 400 --workers 2
     PYTHONPATH=. python bench/bench_deals.py hands ceiling search --set budget_ms=80
+    PYTHONPATH=. python bench/bench_deals.py search --set level=2    # a strength level
 
 Each deal starts from a seeded deck, dealer and score (both scores 0..4), and is played
 twice with the seats swapped: the engine against expert, then expert against the engine.
@@ -29,19 +30,31 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arbiter.rules import Phase, deck_for, new_game
 from engines.ceiling import hands_only_player, omniscient_player
 from engines.expert import strategy as expert
-from engines.inprocess import StatePlayer, view_player
+from engines.greedy import strategy as greedy
+from engines.inprocess import StatePlayer, choose_random, view_player
 from engines.search.strategy import SearchEngine, win_probability
 
 _JOB: dict[str, Any] = {}
 
 
+def search_engine(settings: dict[str, Any]) -> SearchEngine:
+    """The search engine with these settings (``level`` picks a strength level)."""
+    options = dict(settings)
+    level = options.pop("level", None)
+    if level is None:
+        return SearchEngine(**options)
+    return SearchEngine.at_level(level, **options)
+
+
 def _player(name: str) -> StatePlayer:
     if name == "search":
-        return view_player(SearchEngine(**_JOB["search"]).choose)
+        return view_player(search_engine(_JOB["search"]).choose)
     return {
         "ceiling": omniscient_player,
         "hands": hands_only_player,
         "expert": view_player(expert.choose),
+        "greedy": view_player(greedy.choose),
+        "random": view_player(choose_random),
     }[name]
 
 
@@ -91,7 +104,8 @@ def _setting(text: str) -> tuple[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("players", nargs="+", choices=["search", "hands", "ceiling", "expert"])
+    names = ["search", "hands", "ceiling", "expert", "greedy", "random"]
+    parser.add_argument("players", nargs="+", choices=names)
     parser.add_argument("--deals", type=int, default=400)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--workers", type=int, default=1)

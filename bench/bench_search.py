@@ -13,7 +13,7 @@ hands vs expert (the yardstick that sees the opponent's hand, not the stock) and
 vs expert, each with its likelihood of superiority (LOS) and Elo difference.
 ``--max-samples`` and ``--set KEY=VALUE`` (any :class:`SearchEngine` keyword, e.g.
 ``--set exchange_samples=400 --search-budget-ms 1e9`` for a run bounded by sample
-counts, not time) tune the searcher for experiments.
+counts, not time, or ``--set level=3`` for a strength level) tune the searcher.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_deals import search_engine
 
 from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
@@ -114,7 +116,7 @@ _JOB: dict[str, Any] = {}
 
 def _player(name: str) -> StatePlayer:
     if name == "search":
-        engine = SearchEngine(**_JOB["search"])
+        engine = search_engine(_JOB["search"])
         return view_player(engine.choose)
     if name == "ceiling":
         return omniscient_player

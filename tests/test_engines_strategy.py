@@ -33,7 +33,13 @@ from engines.double_dummy import dd_at_least, dd_card_tricks, dd_class, dd_lead
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
 from engines.inprocess import choose_random, play_inprocess_match, view_player
-from engines.search.strategy import CLOCK_SHARE, LEVELS, SearchEngine, win_probability
+from engines.search.strategy import (
+    CLOCK_SHARE,
+    DEFAULT_BUDGET_MS,
+    LEVELS,
+    SearchEngine,
+    win_probability,
+)
 from engines.utility import trick_utilities
 from engines.view_info import read_view
 from protocol.view import Observation
@@ -365,14 +371,35 @@ def test_search_keeps_a_share_of_the_game_clock() -> None:
     assert clock_ms > 0
 
 
-def test_search_levels_map_to_budgets() -> None:
+def test_search_levels_grade_samples_and_mistakes() -> None:
     assert sorted(LEVELS) == [1, 2, 3, 4, 5]
-    budgets = [SearchEngine.at_level(level).budget_ms for level in sorted(LEVELS)]
-    assert budgets == sorted(budgets) and len(set(budgets)) == 5
-    assert not SearchEngine.at_level(1).search_exchanges
-    assert SearchEngine.at_level(5).search_exchanges
+    engines = [SearchEngine.at_level(level) for level in sorted(LEVELS)]
+    samples = [(e.max_samples, e.exchange_samples) for e in engines]
+    temperatures = [e.temperature for e in engines]
+    assert samples == sorted(samples) and temperatures == sorted(temperatures, reverse=True)
+    assert all(e.search_exchanges and e.budget_ms == DEFAULT_BUDGET_MS for e in engines)
+    # Level 5 is the engine as it comes.
+    full = SearchEngine()
+    assert (full.max_samples, full.exchange_samples, full.temperature) == samples[4] + (0.0,)
     with pytest.raises(ValueError, match=r"search level must be one of 1\.\.5, not 6"):
         SearchEngine.at_level(6)
+
+
+def test_low_levels_err_at_random_but_reproducibly() -> None:
+    # Level 1 leaves the best mean (level 4 takes it) now and then; the same rng seed,
+    # the same choices.
+    positions = POSITIONS[:60]
+
+    def choices(level: int, seed: int) -> list[str]:
+        engine = SearchEngine.at_level(level, clock=lambda: 0.0)
+        rng = random.Random(seed)
+        return [engine.choose(observe(state, seat), rng) for state, seat in positions]
+
+    best = choices(4, 1)
+    weak = choices(1, 1)
+    assert weak == choices(1, 1)
+    assert all(c in observe(s, seat).legal for c, (s, seat) in zip(weak, positions, strict=True))
+    assert 0 < sum(a != b for a, b in zip(weak, best, strict=True)) < len(positions) // 2
 
 
 def test_search_choices_match_golden_file() -> None:

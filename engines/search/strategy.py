@@ -83,7 +83,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from arbiter.cards import FULL_PACK, JACK, KING, QUEEN, SUIT_MASKS, card_list
 from arbiter.rules import (
@@ -112,6 +112,7 @@ __all__ = [
     "CLOCK_SHARE",
     "DEFAULT_BUDGET_MS",
     "LEVELS",
+    "Level",
     "SearchEngine",
     "SearchStats",
     "choose",
@@ -121,9 +122,32 @@ __all__ = [
 
 DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
-LEVELS: Final = {1: 5.0, 2: 10.0, 3: 20.0, 4: 40.0, 5: 80.0}
-"""Strength levels: the budget per decision (milliseconds) of each; level 1 also takes
-the expert's exchange decisions instead of searching them."""
+
+
+class Level(NamedTuple):
+    """A strength level: how much the engine searches and how surely it picks the best."""
+
+    max_samples: int
+    """Most determinisations per card-play decision."""
+    exchange_samples: int
+    """Most determinisations per exchange decision."""
+    temperature: float
+    """Chance-of-winning scale of its mistakes (0: always the best mean)."""
+
+
+LEVELS: Final = {
+    1: Level(16, 16, 0.2),
+    2: Level(16, 16, 0.06),
+    3: Level(32, 32, 0.02),
+    4: Level(60, 60, 0.0),
+    5: Level(600, 2000, 0.0),
+}
+"""Strength levels.  Every level works within the same time budget; levels 1 to 4 are
+bounded by sample counts (so they play alike on any machine fast enough to reach
+them), and levels 1 to 3 choose at random among the actions searched, weighted by
+``exp(-loss / temperature)`` where the loss is how much less likely the action is to
+win the game than the best one: cheap mistakes are common, costly ones rare.  Level 5
+is the full engine (the default)."""
 CLOCK_SHARE: Final = 25
 """Under a game clock, a decision spends at most this fraction (1/CLOCK_SHARE) of the
 time left: a seat makes about 30-45 decisions in a game of five points."""
@@ -549,6 +573,7 @@ class SearchEngine:
         wide_discards: bool = True,
         choice_eps: float = UNLIKELY,
         adaptive: bool = True,
+        temperature: float = 0.0,
     ) -> None:
         self.clock = clock
         """Seconds, monotonic (tests pass a fake)."""
@@ -573,6 +598,10 @@ class SearchEngine:
         self.adaptive = adaptive
         """Whether the belief that the opponent plays like the expert is learnt from his
         play (else the loose model is used throughout)."""
+        self.temperature = temperature
+        """Above 0, choose among the searched actions at random, each with weight
+        ``exp((mean - best mean) / temperature)`` (values in chances of winning the game):
+        the weaker levels' mistakes, likelier the cheaper they are."""
         self.belief = BELIEF_START if adaptive else 0.0
         """Belief, from the deals seen so far, that the opponent plays like the expert."""
         self._deal = -1
@@ -587,16 +616,15 @@ class SearchEngine:
     @classmethod
     def at_level(cls, level: int, **kwargs: Any) -> SearchEngine:
         """The engine at strength ``level`` (a key of :data:`LEVELS`)."""
-        if level not in LEVELS:
-            raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
-        return cls(LEVELS[level], search_exchanges=level > 1, **kwargs)
+        engine = cls(**kwargs)
+        engine.set_level(level)
+        return engine
 
     def set_level(self, level: int) -> None:
         """Switch to strength ``level`` (a key of :data:`LEVELS`)."""
         if level not in LEVELS:
             raise ValueError(f"search level must be one of 1..{len(LEVELS)}, not {level!r}")
-        self.budget_ms = LEVELS[level]
-        self.search_exchanges = level > 1
+        self.max_samples, self.exchange_samples, self.temperature = LEVELS[level]
 
     def choose(
         self,
@@ -686,6 +714,8 @@ class SearchEngine:
         stats.candidates = len(totals)
         if n == 0:
             return fallback
+        if self.temperature > 0.0:
+            return self._soften(list(totals), [v / n for v in totals.values()], rng)
         best = max(totals.values())
         eps = 1e-9 * max(1.0, abs(best))
         # Among equal averages prefer the expert's card, then the cheapest.
@@ -788,6 +818,8 @@ class SearchEngine:
         self.stats.samples = n
         if n < 2:
             return fallback
+        if self.temperature > 0.0:
+            return self._soften([cands[i] for i in live], [sums[i] / n for i in live], rng)
         best_i = 0
         best_gain = 0.0
         # On few samples a plain best mean is mostly noise: then ask for a margin.
@@ -799,6 +831,13 @@ class SearchEngine:
             if mean > 0 and gain > best_gain:
                 best_i, best_gain = i, gain
         return cands[best_i]
+
+    def _soften(self, actions: list[int], means: list[float], rng: random.Random) -> int:
+        """One of ``actions`` at random, likelier the closer its mean is to the best."""
+        best = max(means)
+        t = self.temperature
+        weights = [math.exp((m - best) / t) for m in means]
+        return rng.choices(actions, weights)[0]
 
 
 def _template(info: ViewInfo) -> State:
