@@ -15,6 +15,7 @@ import pytest
 
 from arbiter.cards import Card, card_list, card_mask
 from arbiter.rules import (
+    ACCEPT,
     PROPOSE,
     STAND,
     Phase,
@@ -438,6 +439,23 @@ def test_search_sampler_holds_the_king_the_opponent_marked() -> None:
     engine = SearchEngine(clock=lambda: 0.0, max_samples=40)
     model = engine._model(read_view(view0))  # the non-dealer's model of the dealer
     assert model.forced == card_mask(["KH"])
+
+
+def test_search_reads_an_acceptance_as_a_hand_the_expert_would_not_refuse_with() -> None:
+    state = _deal("7S 8S 9D TC 7C", "KH QH 9H KS 8D", "TH", dealer=1)
+    state.apply(PROPOSE)
+    state.apply(ACCEPT)
+    info = read_view(observe(state, 0))  # the non-dealer, about to discard
+    engine = SearchEngine(clock=lambda: 0.0)
+    model = engine._model(info)
+    assert model.kind == "accepted"
+    strong = card_mask(["KH", "QH", "9H", "KS", "8D"])  # the expert refuses with this
+    weak = card_mask(["7D", "8H", "JS", "QC", "9C"])  # and accepts with this
+    assert model.weight(strong) < 0.5 < model.weight(weak)
+    # Once he has exchanged, his hand is another: only the count he kept is read.
+    state.apply_text(0, "discard 7S 8S 9D TC 7C")
+    state.apply_text(1, "discard 8D")
+    assert engine._model(read_view(observe(state, 0))).kind == ""
 
 
 def test_search_belief_in_an_expert_opponent_falls_when_he_plays_otherwise() -> None:

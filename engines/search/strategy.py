@@ -12,7 +12,8 @@ played) so that they agree with everything observed:
   probability that the opponent, playing like the expert engine, would have done what
   he did with that hand ("policy inference", soft: the opponent is not the expert).
   A player who stood or refused is expected to hold a hand the expert would have
-  stood or refused with; one who proposed (and was refused), one that the expert would
+  stood or refused with; a dealer who accepted (and has not exchanged yet), one the
+  expert would have accepted with; one who proposed (and was refused), one that the expert would
   have proposed with; one who took ``n`` cards kept ``5 - n`` good cards (trumps, kings
   and their queens), so his hand holds at least that many; a king of trumps he marked
   is in his hand for sure, one he let pass unmarked probably is not; and every card he
@@ -66,14 +67,20 @@ allows measured no better than the budget, so the engine's limit is not its samp
 but the information it has, which the hands-only yardstick of :mod:`engines.ceiling`
 puts at about half the way to the all-seeing ceiling.
 
-Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`, or a strength
-level of :data:`LEVELS`); a request's ``time_ms`` lowers it, and under a game clock so
-does a share of the time left (:data:`CLOCK_SHARE`: the clock shrinks geometrically and
-never runs out).  The engine works to a deadline of 75 % of the budget minus a
-fixed margin, checks the clock after every sample (and every rollout), and always has
-the expert's answer in hand if time runs out before the first sample.  ``max_samples``
-and ``exchange_samples`` bound the work by count; with a clock that never advances
-the engine is deterministic (tests use that).
+Levels.  :data:`LEVELS` grades the engine for a ladder of opponents: fewer samples
+and, below level 4, a random choice among the actions searched that favours the
+better ones (``temperature``), so the weak levels make mistakes a player would, cheap
+ones often and costly ones seldom.  Levels 1 to 4 are bounded by sample counts, not
+time, so they play alike on any machine that reaches those counts within the budget.
+
+Time.  The budget is a parameter (default :data:`DEFAULT_BUDGET_MS`); a request's
+``time_ms`` lowers it, and under a game clock so does a share of the time left
+(:data:`CLOCK_SHARE`: the clock shrinks geometrically and never runs out).  The engine
+works to a deadline of 75 % of the budget minus a fixed margin, checks the clock after
+every sample (and every rollout), and always has the expert's answer in hand if time
+runs out before the first sample.  ``max_samples`` and ``exchange_samples`` bound the
+work by count; with a clock that never advances the engine is deterministic (tests use
+that).
 """
 
 from __future__ import annotations
@@ -356,8 +363,12 @@ class _Model:
         elif event == "propose" and (mine == "refuse" or info.phase == "answer"):
             self.kind = "proposed"
         taken = info.taken[opp]
-        # Cards kept at his last exchange, if that exchange came after his last choice.
-        self.kept = 5 - taken[-1] if taken and self.kind in ("", "proposed") else 0
+        if event == "accept" and len(taken) < info.proposals:
+            # He accepted our proposal and has not exchanged since: he holds the hand
+            # he accepted with.
+            self.kind = "accepted"
+        # Cards kept at his last exchange (with the hand he holds, if he accepted since).
+        self.kept = 5 - taken[-1] if taken and self.kind in ("", "proposed", "accepted") else 0
         if self.kind == "proposed" and info.phase != "answer":
             # He proposed, was refused: his final hand is the one he proposed with.
             self.kept = 0
@@ -400,9 +411,10 @@ class _Model:
         if self.kind == "stood":
             if not stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
                 choice = 1
-        elif self.kind == "refused":
+        elif self.kind in ("refused", "accepted"):
             first = info.proposals == 1 or info.rules.refusal_penalty == "any"
-            if not refuses(hand, t, self.opp_score, self.my_score, info.target, first):
+            refused = refuses(hand, t, self.opp_score, self.my_score, info.target, first)
+            if refused != (self.kind == "refused"):
                 choice = 1
         elif self.kind == "proposed":
             if stands(hand, t, self.opp_score, self.my_score, info.target, info.exchanges):
@@ -436,7 +448,7 @@ class _Model:
         choice, proposed, short, mark, plays = misfits
         q = min(0.5, 1.75 * c)
         v = 1.0
-        if self.kind in ("stood", "refused"):
+        if self.kind in ("stood", "refused", "accepted"):
             v *= c if choice else 1.0 - c
         elif self.kind == "proposed":
             v *= q if proposed else 1.0 - q
