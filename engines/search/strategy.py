@@ -68,7 +68,7 @@ but the information it has, which the hands-only yardstick of :mod:`engines.ceil
 puts at about half the way to the all-seeing ceiling.
 
 Levels.  :data:`LEVELS` grades the engine for a ladder of opponents: fewer samples
-and, below level 4, a random choice among the actions searched that favours the
+and, below level 5, a random choice among the actions searched that favours the
 better ones (``temperature``), so the weak levels make mistakes a player would, cheap
 ones often and costly ones seldom.  Levels 1 to 4 are bounded by sample counts, not
 time, so they play alike on any machine that reaches those counts within the budget.
@@ -146,12 +146,12 @@ LEVELS: Final = {
     1: Level(16, 16, 0.2),
     2: Level(16, 16, 0.06),
     3: Level(32, 32, 0.02),
-    4: Level(60, 60, 0.0),
+    4: Level(60, 60, 0.005),
     5: Level(600, 2000, 0.0),
 }
 """Strength levels.  Every level works within the same time budget; levels 1 to 4 are
 bounded by sample counts (so they play alike on any machine fast enough to reach
-them), and levels 1 to 3 choose at random among the actions searched, weighted by
+them), and levels 1 to 4 choose at random among the actions searched, weighted by
 ``exp(-loss / temperature)`` where the loss is how much less likely the action is to
 win the game than the best one: cheap mistakes are common, costly ones rare.  Level 5
 is the full engine (the default)."""
