@@ -29,13 +29,14 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Final, NamedTuple
 
 import msgspec
 
 from arbiter.record import GameRecord, RecordError, rereferee
 
 __all__ = [
+    "MAX_RECORD_BYTES",
     "Entry",
     "Journal",
     "JournalError",
@@ -98,6 +99,10 @@ class Entry(NamedTuple):
     """The decoded record."""
 
 
+MAX_RECORD_BYTES: Final = 16 << 20
+"""Longest journal line read (bytes): a whole game record is a few kilobytes."""
+
+
 class JournalReader:
     """Iterate over a journal's records one line at a time.
 
@@ -124,8 +129,15 @@ class JournalReader:
         with f:
             pos = 0
             lineno = 0
-            for raw in f:
+            # Lines are read with a cap: a file that is no journal (or a damaged one)
+            # may hold one enormous line, which must not be read into memory whole.
+            while raw := f.readline(MAX_RECORD_BYTES + 1):
                 lineno += 1
+                if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
+                    raise JournalError(
+                        f"{self.path}:{lineno}: line longer than {MAX_RECORD_BYTES >> 20} MiB: "
+                        "no game record is that long (is this a journal?)"
+                    )
                 start, pos = pos, pos + len(raw)
                 chunk = raw.rstrip(b"\n")
                 if not chunk.strip():

@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from arbiter.journal import Journal, JournalError, read_journal
+from arbiter.journal import MAX_RECORD_BYTES, Journal, JournalError, read_journal
 from arbiter.record import DealRecord, GameRecord, Termination
 from arbiter.rules import make_rules, seed_sha256
 from tests.disk_helpers import fill_disk_after
@@ -96,3 +96,17 @@ def test_older_records_are_an_error_naming_file_and_line(tmp_path: Path, lines: 
     assert f"{path}:{lines.index(True) + 1}: " in str(info.value)
     assert "written by an older version of ecarte" in str(info.value)
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["in-the-middle", "as-the-last-line"])
+def test_an_enormous_line_is_refused_without_reading_it_whole(tmp_path: Path, last: bool) -> None:
+    path = tmp_path / "games.jsonl"
+    journal = Journal(path)
+    journal.append(_record(0))
+    journal.close()
+    with path.open("ab") as f:
+        f.write(b"x" * (MAX_RECORD_BYTES + 10) + (b"" if last else b"\n"))
+        if not last:
+            f.write(msgspec.json.encode(_record(1)) + b"\n")
+    with pytest.raises(JournalError, match=r"games\.jsonl:2: line longer than 16 MiB"):
+        read_journal(path)
