@@ -3,6 +3,11 @@
     PYTHONPATH=. python bench/bench_deals.py search --deals 400 --workers 2
     PYTHONPATH=. python bench/bench_deals.py hands ceiling search --set budget_ms=80
     PYTHONPATH=. python bench/bench_deals.py search --set level=2    # a strength level
+    PYTHONPATH=. python bench/bench_deals.py search-sees-play search-sees-exchange
+
+``search-sees-play`` is ``search`` with the card play of a player who sees the
+opponent's hand, ``search-sees-exchange`` with that player's exchange decisions: where
+seeing the opponent's hand pays (``hands`` sees it throughout).
 
 Each deal starts from a seeded deck, dealer and score (both scores 0..4), and is played
 twice with the seats swapped: the engine against expert, then expert against the engine.
@@ -27,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arbiter.rules import Phase, deck_for, new_game
+from arbiter.rules import Phase, State, deck_for, new_game
 from engines.ceiling import hands_only_player, omniscient_player
 from engines.expert import strategy as expert
 from engines.greedy import strategy as greedy
@@ -46,9 +51,29 @@ def search_engine(settings: dict[str, Any]) -> SearchEngine:
     return SearchEngine.at_level(level, **options)
 
 
+def _half_seeing(sees: str) -> StatePlayer:
+    """``search``, but with the hands-only player's decisions in one part of the deal.
+
+    ``sees="play"``: the card play is the exact play of a player who sees the opponent's
+    hand; ``sees="exchange"``: the exchange decisions are the hands-only player's.  The
+    two split what seeing the opponent's hand is worth between the two parts.
+    """
+    search = view_player(search_engine(_JOB["search"]).choose)
+    seen = (Phase.TRICK,) if sees == "play" else (Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD)
+
+    def play(state: State, seat: int, rng: random.Random) -> int:
+        if state.phase in seen:
+            return hands_only_player(state, seat, rng)
+        return search(state, seat, rng)
+
+    return play
+
+
 def _player(name: str) -> StatePlayer:
     if name == "search":
         return view_player(search_engine(_JOB["search"]).choose)
+    if name.startswith("search-sees-"):
+        return _half_seeing(name.removeprefix("search-sees-"))
     return {
         "ceiling": omniscient_player,
         "hands": hands_only_player,
@@ -105,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     names = ["search", "hands", "ceiling", "expert", "greedy", "random"]
+    names += ["search-sees-play", "search-sees-exchange"]
     parser.add_argument("players", nargs="+", choices=names)
     parser.add_argument("--deals", type=int, default=400)
     parser.add_argument("--seed", type=int, default=31)
