@@ -5,9 +5,10 @@ Also runnable as ``python -m engines.search.bot``.  The strategy is in
 request's ``time_ms``, and within the budget set by the engine option ``budget_ms``
 (from the arbiter's ``hello``) or the ``--budget-ms`` argument, whichever is smaller;
 the default budget is :data:`engines.search.strategy.DEFAULT_BUDGET_MS`.  The option
-``level`` (1 to 5, or ``--level``) picks a strength level of
-:data:`engines.search.strategy.LEVELS` instead; under a game clock each decision also
-keeps within a share of the time left.
+``level`` (1 to 5, or ``--level``; default 5, the full engine) picks a strength level of
+:data:`engines.search.strategy.LEVELS`: how many samples a decision takes and how
+surely the best action is chosen, the budget staying the time limit.  Under a game
+clock each decision also keeps within a share of the time left.
 """
 
 from __future__ import annotations

@@ -60,12 +60,15 @@ Sturtevant, Buro and Furtak (2010) give for when it works: the game is short, th
 information hidden at the exchange (the stock) is revealed to neither player before
 the choice matters, and disambiguation is fast (a deal's cards are all played).  The
 strategy-fusion error is confined to the double-dummy card play after the exchange,
-which measured small: an exact player who sees the opponent's hand gains only about a
-point a deal from its card play.  Precomputed stand/propose tables (the Skat and bridge
+which measured small: given the card play of a player who sees the opponent's hand,
+this engine gains only 0.4 points of game-winning chance a deal (given that player's
+exchange decisions, 2.6 points; ``bench/bench_deals.py search-sees-play
+search-sees-exchange``).  Precomputed stand/propose tables (the Skat and bridge
 approach) were not built: sample-bounded runs at several times the samples the budget
 allows measured no better than the budget, so the engine's limit is not its sampling
-but the information it has, which the hands-only yardstick of :mod:`engines.ceiling`
-puts at about half the way to the all-seeing ceiling.
+but the information it has at the exchanges, most of all before the opponent has
+shown anything.  A best reply to the expert's card play in place of perfect play (the
+opponent model pushed into the valuation) measured no better either.
 
 Levels.  :data:`LEVELS` grades the engine for a ladder of opponents: fewer samples
 and, below level 5, a random choice among the actions searched that favours the
