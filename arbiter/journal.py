@@ -9,7 +9,9 @@ the file and the line.  A record that cannot be written (a full disk) is cut bac
 out of the file and raises :class:`JournalError`: the records before it stay whole.
 A record of the older format (with the seed itself instead of ``seed_sha256``, and
 decks from the older deck function) is an error wherever it is: such a journal is never
-truncated or mixed with new games.
+truncated or mixed with new games.  So is a line longer than
+:data:`MAX_RECORD_BYTES`, even the last: no crash writes that much, and the reader
+never holds more of it.
 
 Bots are hostile programs and may be able to write to the journal, so a journal is
 read as untrusted input: :func:`checked_entries` re-referees every record, refuses a
@@ -61,7 +63,8 @@ class JournalError(ValueError):
 
     Raised by :func:`read_journal` and by :meth:`Journal.append` (any ``OSError``, e.g.
     a full disk); its text names the file.  Not raised for a truncated last line,
-    which :func:`read_journal` drops with a warning.
+    which :func:`read_journal` drops with a warning (unless it is longer than
+    :data:`MAX_RECORD_BYTES`).
     """
 
 
@@ -103,13 +106,17 @@ MAX_RECORD_BYTES: Final = 16 << 20
 """Longest journal line read (bytes): a whole game record is a few kilobytes."""
 
 
+def _size_text(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
+
+
 class JournalReader:
     """Iterate over a journal's records one line at a time.
 
     A missing file is an empty journal.  After a complete iteration ``good_bytes`` is
     the length up to the end of the last whole record and ``warnings`` says what was
-    dropped (a truncated last line).  Damage before the last line raises
-    :class:`JournalError`.
+    dropped (a truncated last line).  Damage before the last line, and a line longer
+    than :data:`MAX_RECORD_BYTES` anywhere, raises :class:`JournalError`.
     """
 
     def __init__(self, path: Path) -> None:
@@ -135,7 +142,7 @@ class JournalReader:
                 lineno += 1
                 if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
                     raise JournalError(
-                        f"{self.path}:{lineno}: line longer than {MAX_RECORD_BYTES >> 20} MiB: "
+                        f"{self.path}:{lineno}: line longer than {_size_text(MAX_RECORD_BYTES)}: "
                         "no game record is that long (is this a journal?)"
                     )
                 start, pos = pos, pos + len(raw)

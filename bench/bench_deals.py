@@ -116,7 +116,8 @@ def measure(name: str, deals: int, seed: int, workers: int, search: dict[str, An
         return pool.map(_duplicate, range(deals), chunksize=4)
 
 
-def _setting(text: str) -> tuple[str, Any]:
+def setting(text: str) -> tuple[str, Any]:
+    """A ``--set KEY=VALUE`` search option, its value typed (bool, int or float)."""
     key, _, value = text.partition("=")
     if value in ("True", "False"):
         return key, value == "True"
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
-    search = dict(_setting(t) for t in args.set)
+    search = dict(setting(t) for t in args.set)
     for name in args.players:
         start = time.perf_counter()
         values = measure(name, args.deals, args.seed, args.workers, search)

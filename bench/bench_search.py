@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_deals import search_engine
+from bench_deals import search_engine, setting
 
 from arbiter.rules import Phase, deck_for, new_game
 from arbiter.view import observe
@@ -184,19 +184,6 @@ def head_to_head(
         )
 
 
-def _setting(text: str) -> tuple[str, Any]:
-    key, _, value = text.partition("=")
-    parsed: Any
-    if value in ("True", "False"):
-        parsed = value == "True"
-    else:
-        try:
-            parsed = int(value)
-        except ValueError:
-            parsed = float(value)
-    return key, parsed
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -222,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
         search: dict[str, Any] = {"budget_ms": args.search_budget_ms}
         if args.max_samples:
             search["max_samples"] = args.max_samples
-        search.update(_setting(t) for t in args.set)
+        search.update(setting(t) for t in args.set)
         head_to_head(
             args.pairs, args.search_pairs, search, args.seed, args.workers, args.only_search
         )

@@ -7,7 +7,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from arbiter.journal import MAX_RECORD_BYTES, Journal, JournalError, read_journal
+from arbiter import journal as journal_module
+from arbiter.journal import Journal, JournalError, read_journal
 from arbiter.record import DealRecord, GameRecord, Termination
 from arbiter.rules import make_rules, seed_sha256
 from tests.disk_helpers import fill_disk_after
@@ -99,14 +100,27 @@ def test_older_records_are_an_error_naming_file_and_line(tmp_path: Path, lines: 
 
 
 @pytest.mark.parametrize("last", [False, True], ids=["in-the-middle", "as-the-last-line"])
-def test_an_enormous_line_is_refused_without_reading_it_whole(tmp_path: Path, last: bool) -> None:
+def test_an_enormous_line_is_refused_without_reading_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last: bool
+) -> None:
+    monkeypatch.setattr(journal_module, "MAX_RECORD_BYTES", 4096)
     path = tmp_path / "games.jsonl"
     journal = Journal(path)
     journal.append(_record(0))
     journal.close()
     with path.open("ab") as f:
-        f.write(b"x" * (MAX_RECORD_BYTES + 10) + (b"" if last else b"\n"))
+        f.write(b"x" * 4097 + (b"" if last else b"\n"))
         if not last:
             f.write(msgspec.json.encode(_record(1)) + b"\n")
-    with pytest.raises(JournalError, match=r"games\.jsonl:2: line longer than 16 MiB"):
+    with pytest.raises(JournalError, match=r"games\.jsonl:2: line longer than 4096 bytes"):
         read_journal(path)
+
+
+def test_a_line_of_exactly_the_cap_is_read_as_a_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = msgspec.json.encode(_record(0))
+    monkeypatch.setattr(journal_module, "MAX_RECORD_BYTES", len(line))
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(line + b"\n" + line + b"\n")
+    assert read_journal(path).records == [_record(0), _record(0)]

@@ -31,8 +31,18 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> None:
     """Serve requests on stdin/stdout until the arbiter says quit."""
     parser = argparse.ArgumentParser(description="Écarté search engine (protocol bot)")
-    parser.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS)
-    parser.add_argument("--level", type=int, choices=sorted(LEVELS))
+    parser.add_argument(
+        "--budget-ms",
+        type=float,
+        default=DEFAULT_BUDGET_MS,
+        help="time limit per decision in ms, at every level (default %(default)s)",
+    )
+    parser.add_argument(
+        "--level",
+        type=int,
+        choices=sorted(LEVELS),
+        help="strength level: 1 (about greedy) to 5 (the full engine, the default)",
+    )
     args = parser.parse_args(argv)
     engine = SearchEngine(args.budget_ms)
     if args.level is not None:

@@ -13,8 +13,8 @@ played) so that they agree with everything observed:
   he did with that hand ("policy inference", soft: the opponent is not the expert).
   A player who stood or refused is expected to hold a hand the expert would have
   stood or refused with; a dealer who accepted (and has not exchanged yet), one the
-  expert would have accepted with; one who proposed (and was refused), one that the expert would
-  have proposed with; one who took ``n`` cards kept ``5 - n`` good cards (trumps, kings
+  expert would have accepted with; one who proposed (and was refused), one that the
+  expert would have proposed with; one who took ``n`` cards kept ``5 - n`` good cards (trumps, kings
   and their queens), so his hand holds at least that many; a king of trumps he marked
   is in his hand for sure, one he let pass unmarked probably is not; and every card he
   played is checked against the card the expert would have played from that hand.  A
@@ -60,15 +60,15 @@ Sturtevant, Buro and Furtak (2010) give for when it works: the game is short, th
 information hidden at the exchange (the stock) is revealed to neither player before
 the choice matters, and disambiguation is fast (a deal's cards are all played).  The
 strategy-fusion error is confined to the double-dummy card play after the exchange,
-which measured small: given the card play of a player who sees the opponent's hand,
-this engine gains only 0.4 points of game-winning chance a deal (given that player's
-exchange decisions, 2.6 points; ``bench/bench_deals.py search-sees-play
-search-sees-exchange``).  Precomputed stand/propose tables (the Skat and bridge
-approach) were not built: sample-bounded runs at several times the samples the budget
-allows measured no better than the budget, so the engine's limit is not its sampling
-but the information it has at the exchanges, most of all before the opponent has
-shown anything.  A best reply to the expert's card play in place of perfect play (the
-opponent model pushed into the valuation) measured no better either.
+which measured small: seeing the opponent's hand in the card play adds only 0.4 points
+of game-winning chance a deal to this engine's own, seeing it at the exchanges 2.6
+(``bench/bench_deals.py search-sees-play search-sees-exchange``).  Precomputed
+stand/propose tables (the Skat and bridge approach) were not built: sample-bounded
+runs at several times the samples the budget allows measured no better than the
+budget, so the engine's limit is not its sampling but the information it has at the
+exchanges, most of all before the opponent has shown anything.  A best reply to the
+expert's card play in place of perfect play (the opponent model pushed into the
+valuation) measured no better either.
 
 Levels.  :data:`LEVELS` grades the engine for a ladder of opponents: fewer samples
 and, below level 5, a random choice among the actions searched that favours the
@@ -133,31 +133,6 @@ __all__ = [
 DEFAULT_BUDGET_MS: Final = 80.0
 """Time budget per decision when the request does not say (milliseconds)."""
 
-
-class Level(NamedTuple):
-    """A strength level: how much the engine searches and how surely it picks the best."""
-
-    max_samples: int
-    """Most determinisations per card-play decision."""
-    exchange_samples: int
-    """Most determinisations per exchange decision."""
-    temperature: float
-    """Chance-of-winning scale of its mistakes (0: always the best mean)."""
-
-
-LEVELS: Final = {
-    1: Level(16, 16, 0.2),
-    2: Level(16, 16, 0.06),
-    3: Level(32, 32, 0.02),
-    4: Level(60, 60, 0.005),
-    5: Level(600, 2000, 0.0),
-}
-"""Strength levels.  Every level works within the same time budget; levels 1 to 4 are
-bounded by sample counts (so they play alike on any machine fast enough to reach
-them), and levels 1 to 4 choose at random among the actions searched, weighted by
-``exp(-loss / temperature)`` where the loss is how much less likely the action is to
-win the game than the best one: cheap mistakes are common, costly ones rare.  Level 5
-is the full engine (the default)."""
 CLOCK_SHARE: Final = 25
 """Under a game clock, a decision spends at most this fraction (1/CLOCK_SHARE) of the
 time left: a seat makes about 30-45 decisions in a game of five points."""
@@ -179,6 +154,32 @@ MAX_SAMPLES: Final = 600
 is as good as an all-seeing player's well before that)."""
 EXCHANGE_SAMPLES: Final = 2000
 """Most determinisations per exchange decision, however much time is left."""
+
+
+class Level(NamedTuple):
+    """A strength level: how much the engine searches and how surely it picks the best."""
+
+    max_samples: int
+    """Most determinisations per card-play decision."""
+    exchange_samples: int
+    """Most determinisations per exchange decision."""
+    temperature: float
+    """Chance-of-winning scale of its mistakes (0: always the best mean)."""
+
+
+LEVELS: Final = {
+    1: Level(16, 16, 0.2),
+    2: Level(16, 16, 0.06),
+    3: Level(32, 32, 0.02),
+    4: Level(60, 60, 0.005),
+    5: Level(MAX_SAMPLES, EXCHANGE_SAMPLES, 0.0),
+}
+"""Strength levels.  Every level works within the same time budget; levels 1 to 4 are
+bounded by sample counts (so they play alike on any machine fast enough to reach
+them), and levels 1 to 4 choose at random among the actions searched, weighted by
+``exp(-loss / temperature)`` where the loss is how much less likely the action is to
+win the game than the best one: cheap mistakes are common, costly ones rare.  Level 5
+is the full engine (the default)."""
 UNLIKELY: Final = 0.2
 """Acceptance of a sample whose hand contradicts the opponent's observed choice."""
 SHARP_CHOICE: Final = 0.03
@@ -366,9 +367,9 @@ class _Model:
         elif event == "propose" and (mine == "refuse" or info.phase == "answer"):
             self.kind = "proposed"
         taken = info.taken[opp]
-        if event == "accept" and len(taken) < info.proposals:
-            # He accepted our proposal and has not exchanged since: he holds the hand
-            # he accepted with.
+        if event == "accept" and (len(taken) < info.proposals or taken[-1] == 0):
+            # He accepted our proposal and has not exchanged since (or took no card):
+            # he holds the hand he accepted with.
             self.kind = "accepted"
         # Cards kept at his last exchange (with the hand he holds, if he accepted since).
         self.kept = 5 - taken[-1] if taken and self.kind in ("", "proposed", "accepted") else 0
@@ -615,8 +616,9 @@ class SearchEngine:
         play (else the loose model is used throughout)."""
         self.temperature = temperature
         """Above 0, choose among the searched actions at random, each with weight
-        ``exp((mean - best mean) / temperature)`` (values in chances of winning the game):
-        the weaker levels' mistakes, likelier the cheaper they are."""
+        ``exp((mean - best mean) / temperature)``: the weaker levels' mistakes, likelier
+        the cheaper they are.  The means are chances of winning the game (with
+        ``win_value=False``, deal points, so the same temperature errs far less)."""
         self.belief = BELIEF_START if adaptive else 0.0
         """Belief, from the deals seen so far, that the opponent plays like the expert."""
         self._deal = -1
@@ -630,9 +632,13 @@ class SearchEngine:
 
     @classmethod
     def at_level(cls, level: int, **kwargs: Any) -> SearchEngine:
-        """The engine at strength ``level`` (a key of :data:`LEVELS`)."""
+        """The engine at strength ``level`` (a key of :data:`LEVELS`); a setting of the
+        level given in ``kwargs`` (e.g. ``max_samples``) overrides the level's."""
         engine = cls(**kwargs)
         engine.set_level(level)
+        for name in Level._fields:
+            if name in kwargs:
+                setattr(engine, name, kwargs[name])
         return engine
 
     def set_level(self, level: int) -> None:
