@@ -162,6 +162,8 @@ def head_to_head(
     budget = search.get("budget_ms", DEFAULT_BUDGET_MS)
     cap = search.get("max_samples")
     label = f"search@{budget:g}ms" + (f"/{cap}" if cap else "")
+    if "level" in search:
+        label = f"search level {search['level']} (within {budget:g} ms)"
     matches = [
         ("expert", "random", pairs),
         ("expert", "greedy", pairs),
