@@ -36,6 +36,7 @@ __all__ = [
     "CardError",
     "card_list",
     "card_mask",
+    "cards_text",
     "cards_to_mask",
     "format_cards",
     "king_of",
@@ -118,7 +119,7 @@ class Card(int):
 
 
 CARD_TEXT: Final = tuple(RANK_CHARS[c & 7] + SUIT_CHARS[c >> 3] for c in range(32))
-"""The notation of each card number (``CARDCARD_TEXT[n] == str(CARDS[n])``, without the call)."""
+"""The notation of each card number (``CARD_TEXT[n] == str(CARDS[n])``, without the call)."""
 CARD_NUMBER: Final = {text: n for n, text in enumerate(CARD_TEXT)}
 """Card number of each notation (upper case): the inverse of :data:`CARD_TEXT`."""
 CARDS: Final = tuple(Card(c) for c in range(32))
@@ -191,19 +192,32 @@ def card_mask(texts: Iterable[str]) -> int:
     return mask
 
 
+# For each suit and each of the 256 sets of its ranks, the cards' notation, highest
+# rank first: formatting a hand is then four lookups, not a loop over 32 bits.
+_SUIT_RUNS: Final = tuple(
+    tuple(
+        tuple(CARD_TEXT[8 * s + r] for r in range(7, -1, -1) if bits >> r & 1)
+        for bits in range(256)
+    )
+    for s in range(4)
+)
+_SUIT_TEXTS: Final = tuple(tuple("".join(run) for run in runs) for runs in _SUIT_RUNS)
+
+
 def format_cards(mask: int) -> list[str]:
     """Notation of every card in a bit set, highest suit-order first then by rank.
 
     Cards come out grouped by suit (S H D C) and, within a suit, highest rank first,
     the order a player would sort a hand in.
     """
-    out: list[str] = []
-    for s in range(4):
-        bits = mask >> (8 * s) & 255
-        for r in range(7, -1, -1):
-            if bits >> r & 1:
-                out.append(CARD_TEXT[8 * s + r])
-    return out
+    s, h, d, c = _SUIT_RUNS
+    return [*s[mask & 255], *h[mask >> 8 & 255], *d[mask >> 16 & 255], *c[mask >> 24 & 255]]
+
+
+def cards_text(mask: int) -> str:
+    """:func:`format_cards` joined into one string (``"KSQS7H"``)."""
+    s, h, d, c = _SUIT_TEXTS
+    return s[mask & 255] + h[mask >> 8 & 255] + d[mask >> 16 & 255] + c[mask >> 24 & 255]
 
 
 def parse_cards(texts: Iterable[str]) -> list[Card]:

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import jinja2
 
-from arbiter.cards import CARD_NUMBER, CARD_TEXT, format_cards
+from arbiter.cards import CARD_NUMBER, CARD_TEXT, cards_text
 from arbiter.journal import write_private
 from arbiter.record import GameRecord
 from arbiter.report import Report, build_report, result_of
@@ -116,10 +116,10 @@ def _snapshot(st: State, who: int, full: str, public: str, trick: list[str]) -> 
         who,
         full,
         public if public != full else 1,  # 1: the same as the whole text
-        "".join(format_cards(st.hands[0])),
-        "".join(format_cards(st.hands[1])),
-        "".join(c for m in st.discards[0] for c in format_cards(m)),
-        "".join(c for m in st.discards[1] for c in format_cards(m)),
+        cards_text(st.hands[0]),
+        cards_text(st.hands[1]),
+        "".join(cards_text(m) for m in st.discards[0]),
+        "".join(cards_text(m) for m in st.discards[1]),
         "".join(trick),
         st.tricks[0],
         st.tricks[1],

@@ -8,13 +8,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import random
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from arbiter.cards import CARDS, Card, CardError, format_cards
+from arbiter.cards import CARDS, Card, CardError, cards_text, format_cards
 from arbiter.rules import (
     DISCARD,
     ActionError,
@@ -849,3 +850,13 @@ def test_score_reasons_are_spelled_on_the_wire_as_in_the_rules() -> None:
     Literal; the rules number them.  The two lists must be the same, in the same order."""
     wire = typing.get_args(typing.get_type_hints(Scored)["reason"])
     assert wire == tuple(reason.name.lower() for reason in ScoreReason)
+
+
+def test_format_cards_sorts_any_set_by_suit_then_rank_down() -> None:
+    rng = random.Random(4)
+    for _ in range(2000):
+        mask = rng.getrandbits(32)
+        cards = sorted((c for c in range(32) if mask >> c & 1), key=lambda c: (c >> 3, -c))
+        expected = [str(CARDS[c]) for c in cards]
+        assert format_cards(mask) == expected
+        assert cards_text(mask) == "".join(expected)
