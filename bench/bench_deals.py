@@ -6,8 +6,10 @@
     PYTHONPATH=. python bench/bench_deals.py search-sees-play search-sees-exchange
 
 ``search-sees-play`` is ``search`` with the card play of a player who sees the
-opponent's hand, ``search-sees-exchange`` with that player's exchange decisions: where
-seeing the opponent's hand pays (``hands`` sees it throughout).
+opponent's hand, ``search-sees-exchange`` with that player's exchange decisions,
+``search-sees-first`` with only his first stand or proposal as the non-dealer and
+``search-sees-answer`` with only his answers as the dealer: where seeing the opponent's
+hand pays (``hands`` sees it throughout).
 
 Each deal starts from a seeded deck, dealer and score (both scores 0..4), and is played
 twice with the seats swapped: the engine against expert, then expert against the engine.
@@ -54,15 +56,25 @@ def search_engine(settings: dict[str, Any]) -> SearchEngine:
 def _half_seeing(sees: str) -> StatePlayer:
     """``search``, but with the hands-only player's decisions in one part of the deal.
 
-    ``sees="play"``: the card play is the exact play of a player who sees the opponent's
-    hand; ``sees="exchange"``: the exchange decisions are the hands-only player's.  The
-    two split what seeing the opponent's hand is worth between the two parts.
+    ``sees`` is ``"play"`` (the card play is the exact play of a player who sees the
+    opponent's hand), ``"exchange"`` (every exchange decision is the hands-only
+    player's), ``"first"`` (only the non-dealer's first stand or proposal) or
+    ``"answer"`` (only the dealer's answers): where seeing the opponent's hand pays.
     """
     search = view_player(search_engine(_JOB["search"]).choose)
-    seen = (Phase.TRICK,) if sees == "play" else (Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD)
+    exchange = (Phase.PROPOSE, Phase.ANSWER, Phase.DISCARD)
+
+    def seen(state: State) -> bool:
+        if sees == "play":
+            return state.phase == Phase.TRICK
+        if sees == "first":
+            return state.phase == Phase.PROPOSE and state.proposals == 0
+        if sees == "answer":
+            return state.phase == Phase.ANSWER
+        return state.phase in exchange
 
     def play(state: State, seat: int, rng: random.Random) -> int:
-        if state.phase in seen:
+        if seen(state):
             return hands_only_player(state, seat, rng)
         return search(state, seat, rng)
 
@@ -131,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     names = ["search", "hands", "ceiling", "expert", "greedy", "random"]
-    names += ["search-sees-play", "search-sees-exchange"]
+    names += [f"search-sees-{part}" for part in ("play", "exchange", "first", "answer")]
     parser.add_argument("players", nargs="+", choices=names)
     parser.add_argument("--deals", type=int, default=400)
     parser.add_argument("--seed", type=int, default=31)
