@@ -187,10 +187,6 @@ def replay_of(record: GameRecord) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- figures
 
 
-def _finite(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else round(x, 1)
-
-
 def _elo_text(x: float) -> str:
     if math.isinf(x):
         return "+∞" if x > 0 else "−∞"
@@ -219,17 +215,9 @@ def _history(outcomes: Sequence[GameOutcome]) -> dict[str, Any]:
 def _figures(report: Report, records_outcomes: Sequence[GameOutcome]) -> dict[str, Any]:
     data: dict[str, Any] = {"engines": report.engines, "games": len(report.results)}
     if report.ratings is not None:
+        # standings.json's rows, the score in per cent for the page.
         data["standings"] = [
-            {
-                "rank": r.rank,
-                "engine": r.engine,
-                "elo": _finite(r.rating),
-                "lower": _finite(r.lower),
-                "upper": _finite(r.upper),
-                "games": r.games,
-                "score": round(100 * r.score, 1),
-            }
-            for r in report.ratings.rows
+            {**row, "score": round(100 * row["score"], 1)} for row in report.rating_rows()
         ]
     table = crosstable(report.outcomes)
     data["crosstable"] = [

@@ -320,23 +320,29 @@ class Report:
             ]
         )
 
+    def rating_rows(self) -> list[dict[str, Any]]:
+        """The standings as plain data (non-finite figures as null); empty without ratings."""
+        if self.ratings is None:
+            return []
+        return [
+            {
+                "rank": r.rank,
+                "engine": r.engine,
+                "elo": _finite(r.rating),
+                "lower": _finite(r.lower),
+                "upper": _finite(r.upper),
+                "games": r.games,
+                "wins": r.wins,
+                "score": r.score,
+            }
+            for r in self.ratings.rows
+        ]
+
     def to_json(self) -> dict[str, Any]:
         """The figures as plain data for ``standings.json``."""
         data: dict[str, Any] = {"games": len(self.results), "engines": self.engines}
         if self.ratings is not None:
-            data["ratings"] = [
-                {
-                    "rank": r.rank,
-                    "engine": r.engine,
-                    "elo": _finite(r.rating),
-                    "lower": _finite(r.lower),
-                    "upper": _finite(r.upper),
-                    "games": r.games,
-                    "wins": r.wins,
-                    "score": r.score,
-                }
-                for r in self.ratings.rows
-            ]
+            data["ratings"] = self.rating_rows()
         data["head_to_head"] = [_h2h_json(h, p) for h, p in self.h2h]
         data["faults"] = self.faults
         return data
