@@ -637,7 +637,7 @@ class SearchEngine:
         engine = cls(**kwargs)
         engine.set_level(level)
         for name in Level._fields:
-            if name in kwargs:
+            if kwargs.get(name) is not None:
                 setattr(engine, name, kwargs[name])
         return engine
 
