@@ -1173,7 +1173,10 @@ def main(argv: list[str] | None = None) -> int:
         PreflightError,
         SandboxUnavailable,
     ) as exc:
-        _say(f"ecarte {args.command}: error: {exc}")
+        # Messages quote paths, config values and bots' own words: each line is made
+        # terminal-safe (no escape sequence reaches the user's terminal).
+        text = "\n".join(terminal_safe(line) for line in str(exc).split("\n"))
+        _say(f"ecarte {args.command}: error: {text}")
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader of our output went away (``ecarte stats OUT | head``): stop quietly,

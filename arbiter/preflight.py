@@ -18,6 +18,7 @@ from typing import Any
 import trio
 
 from arbiter.bot import BotCommand, Limits
+from arbiter.check import terminal_safe
 from arbiter.faults import BotFault
 from arbiter.session import BotSession
 
@@ -79,7 +80,9 @@ async def preflight(
         try:
             await session.ensure_started()
         except BotFault as fault:
-            failures[name] = f"{fault.reason}: {session.explain(fault)}"
+            # The detail may quote the bot (its stderr, a key of its hello): escaped, so
+            # it can neither rewrite the terminal nor add lines of its own.
+            failures[name] = terminal_safe(f"{fault.reason}: {session.explain(fault)}")
         finally:
             await session.stop()
 

@@ -132,3 +132,39 @@ def test_program_problem_accepts_what_can_run(tmp_path: Path) -> None:
     assert program_problem(BotCommand(["./d"], cwd=str(tmp_path))) == (
         f"{directory} is a directory, not a program"
     )
+
+
+@pytest.mark.parametrize("where", ["stderr", "hello"])
+def test_what_a_bot_says_before_it_dies_reaches_the_terminal_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """A bot's last stderr line, or a field of its hello, cannot rewrite the terminal.
+
+    The escape sequences would set the window title, move up a line and erase it, and
+    a newline would add a line of the bot's own under the arbiter's name.
+    """
+    evil = "\x1b]0;owned\x07\x1b[1A\x1b[2Kall good\nengine 'good' cannot start: forged"
+    script = tmp_path / "evil.py"
+    if where == "stderr":
+        # The arbiter quotes the end of the stderr: the sequences go on its last line.
+        last = evil.replace("\n", " ")
+        body = f"import sys\nsys.stderr.write('first\\n' + {last!r})\nsys.exit(3)\n"
+    else:
+        # An unknown key in the hello reply: the decoder's message quotes it.
+        body = (
+            "import json, sys\n"
+            "sys.stdin.readline()\n"
+            f"print(json.dumps({{'type': 'hello', 'protocol': 1, {evil!r}: 1}}), flush=True)\n"
+            "sys.stdin.readline()\n"
+        )
+    script.write_text(body)
+    code, err = _run(
+        _config(tmp_path, f"command: [{sys.executable}, {script}]"), tmp_path / "out", capsys
+    )
+    assert code == 2
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\x1b]0;owned\\x07" in err
+    # The bot's newline is escaped too: one line for the broken engine, none forged.
+    starts = [ln for ln in err.splitlines() if "cannot start" in ln]
+    assert len(starts) == 1
+    assert starts[0].startswith("ecarte tournament: error: engine 'broken' cannot start")
