@@ -313,7 +313,8 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
         if cwd is not None and not os.path.isdir(cwd):
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
         command.check_program()
-        argv = wrap_command(argv, cwd, command.sandbox)
+        memory_mb = limits.memory_mb if limits is not None else None
+        argv = wrap_command(argv, cwd, command.sandbox, memory_mb=memory_mb)
     to_child = os.pipe()
     from_child = os.pipe()
     err_child = os.pipe()

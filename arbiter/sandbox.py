@@ -196,7 +196,7 @@ def _bind_args(flag: str, path: str) -> list[str]:
     return [flag, path, path]
 
 
-def _base_args(*, network: bool) -> list[str]:
+def _base_args(*, network: bool, memory_mb: int | None = None) -> list[str]:
     args = ["--unshare-all", "--die-with-parent"]
     if network:
         args.append("--share-net")
@@ -211,7 +211,12 @@ def _base_args(*, network: bool) -> list[str]:
             args += ["--ro-bind", path, path]
     if network and os.path.exists("/etc/resolv.conf"):
         args += ["--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # Files in a tmpfs are memory that no limit of the bot's process counts: /dev is
+    # made read-only (its devices still work), and the two writable in-memory
+    # filesystems, /dev/shm and the private /tmp, are each capped at ``memory_mb``.
+    size = [] if memory_mb is None else ["--size", str(memory_mb * 1024 * 1024)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
     return args
 
 
@@ -326,8 +331,14 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
     return sorted(d for d in found if not _public(d))
 
 
-def wrap_command(argv: Sequence[str], cwd: str | None, plan: SandboxPlan) -> list[str]:
+def wrap_command(
+    argv: Sequence[str], cwd: str | None, plan: SandboxPlan, *, memory_mb: int | None = None
+) -> list[str]:
     """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``.
+
+    ``memory_mb`` (the run's memory limit) caps the sandbox's in-memory filesystems,
+    ``/tmp`` and ``/dev/shm``, each at that size; without it they are the kernel's
+    default (half the RAM).
 
     The environment is not on this command line (the wrapper passes its own on, so
     what a bot is given stays out of ``/proc/*/cmdline``).
@@ -335,7 +346,7 @@ def wrap_command(argv: Sequence[str], cwd: str | None, plan: SandboxPlan) -> lis
     bwrap = _bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed")
-    args = [bwrap, *_base_args(network=plan.network)]
+    args = [bwrap, *_base_args(network=plan.network, memory_mb=memory_mb)]
     for path in plan.read_paths:
         if os.path.exists(path) and not any(
             _inside(path, s) and os.path.isdir(s) and not os.path.islink(s) for s in SYSTEM_PATHS

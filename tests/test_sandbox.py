@@ -320,3 +320,35 @@ def test_kill_9_of_the_arbiter_takes_an_unsandboxed_bot_with_it(
     while bots() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert bots() == []
+
+
+@needs_sandbox
+def test_memory_limit_caps_the_sandboxes_in_memory_files_and_dev_is_read_only(
+    tmp_path: Path,
+) -> None:
+    """Files in /tmp or /dev/shm are memory no process limit counts: capped at memory_mb."""
+    code = (
+        "import errno, json\n"
+        "out = {}\n"
+        "for path in ('/tmp/fill', '/dev/shm/fill', '/dev/fill'):\n"
+        "    written = 0\n"
+        "    try:\n"
+        "        with open(path, 'wb') as f:\n"
+        "            for _ in range(32):\n"
+        "                f.write(bytes(1 << 20)); f.flush(); written += 1\n"
+        "        out[path] = ['ok', written]\n"
+        "    except OSError as exc:\n"
+        "        out[path] = [errno.errorcode[exc.errno], written]\n"
+        "print(json.dumps(out))\n"
+    )
+    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan, memory_mb=8)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    found = json.loads(done.stdout)
+    assert found["/tmp/fill"][0] == "ENOSPC" and found["/tmp/fill"][1] <= 8
+    assert found["/dev/shm/fill"][0] == "ENOSPC" and found["/dev/shm/fill"][1] <= 8
+    assert found["/dev/fill"] == ["EROFS", 0]
+    # Without a memory limit the same bot writes its 32 MiB to /tmp.
+    argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    assert json.loads(done.stdout)["/tmp/fill"] == ["ok", 32]
