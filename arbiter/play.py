@@ -57,6 +57,7 @@ from arbiter.tournament import (
     resolve_config,
     schedule_of,
     time_settings,
+    unsearched_warnings,
 )
 from protocol.messages import (
     Action,
@@ -666,7 +667,10 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
     if warning is not None:
         say(warning)
     only = msgspec.structs.replace(config, engines=[engine])
-    command = engine_commands(only, Path.cwd(), sandboxed=sandboxed, hidden=[str(out)])[engine.name]
+    commands = engine_commands(only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out)
+    for line in unsearched_warnings(commands):
+        say(line)
+    command = commands[engine.name]
     handshake = config.time_control.handshake_ms
     await preflight(
         {engine.name: command}, options={engine.name: engine.options}, handshake_ms=handshake

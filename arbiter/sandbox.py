@@ -54,11 +54,15 @@ from typing import Final, Literal
 
 __all__ = [
     "MINIMAL_ENV_KEYS",
+    "RUN_MARKERS",
+    "SCAN_LIMIT",
     "SYSTEM_PATHS",
+    "SandboxConflict",
     "SandboxMode",
     "SandboxPlan",
     "SandboxUnavailable",
     "arena_paths",
+    "find_runs",
     "guard_arbiter",
     "minimal_env",
     "own_dirs",
@@ -245,6 +249,52 @@ def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
+RUN_MARKERS: Final = ("games.jsonl", "config.resolved.json")
+"""Files that make a directory an arena run's output: a journal (every card of every
+deal) or a resolved config (the seed, hence every deck)."""
+
+SCAN_LIMIT: Final = 100_000
+"""Most directory entries searched for earlier runs' outputs in one engine's visible
+directories (a bot kept in a home directory must not stall the start)."""
+
+
+def find_runs(roots: Iterable[str], *, limit: int = SCAN_LIMIT) -> tuple[list[str], list[str]]:
+    """Run output directories at or under ``roots``, and the roots not searched whole.
+
+    A run directory is one holding a :data:`RUN_MARKERS` file; its inside is not
+    searched further.  Symbolic links are not followed (their targets are only visible
+    in the sandbox when granted themselves).  At most ``limit`` entries are read in all:
+    the roots left unfinished are returned so the caller can say so.
+    """
+    found: list[str] = []
+    unfinished: list[str] = []
+    left = limit
+    for root in roots:
+        queue = [root]
+        while queue:
+            if left <= 0:
+                unfinished.append(root)
+                break
+            path = queue.pop()
+            try:
+                with os.scandir(path) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            left -= len(entries)
+            names = {e.name for e in entries}
+            if any(m in names for m in RUN_MARKERS):
+                found.append(path)
+                continue
+            queue.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+    return found, unfinished
+
+
+class SandboxConflict(ValueError):
+    """A run's output (its journal, its seed) cannot be hidden from an engine: it is, or
+    contains, the engine's own directory."""
+
+
 @dataclass(frozen=True)
 class SandboxPlan:
     """What one engine's sandbox shows; build the command with :func:`wrap_command`."""
@@ -259,6 +309,8 @@ class SandboxPlan:
     """Share the host's network (off: only a private loopback)."""
     extra_args: tuple[str, ...] = field(default=(), repr=False)
     """Further bwrap arguments (tests)."""
+    unsearched: tuple[str, ...] = ()
+    """Visible directories too large to be searched whole for earlier runs' outputs."""
 
     @classmethod
     def for_engine(
@@ -270,6 +322,7 @@ class SandboxPlan:
         allow_paths: Iterable[str] = (),
         write_paths: Iterable[str] = (),
         hidden: Iterable[str] = (),
+        secret: Iterable[str] = (),
         network: bool = False,
     ) -> SandboxPlan:
         """The plan for an engine: its own directories, the grants, ``hidden`` masked.
@@ -277,14 +330,30 @@ class SandboxPlan:
         See :func:`own_dirs` for what an engine's own directories are.  A ``hidden``
         path is masked when it lies inside a visible directory, unless it is one of the
         engine's own directories or contains one (hiding it would hide the engine).
+        The outputs of earlier runs found in the visible directories (:func:`find_runs`)
+        are masked too.  A ``secret`` path (the run's output directory) or an earlier
+        run's output that cannot be masked so raises :class:`SandboxConflict`.
         """
         own = set(own_dirs(argv, cwd, own_dir_configured=own_dir_configured))
-        reads = set(arena_paths()) | own | {os.path.realpath(p) for p in allow_paths}
+        granted = {os.path.realpath(p) for p in allow_paths}
+        reads = set(arena_paths()) | own | granted
         writes = {os.path.realpath(p) for p in write_paths}
+        # Another run with the same seed deals the same decks: its journal or resolved
+        # config in a directory the bot may read would tell it every card.
+        runs, unsearched = find_runs(sorted(d for d in own | granted | writes if os.path.isdir(d)))
+        secrets = {os.path.realpath(p) for p in secret} | set(runs)
         masks = []
-        for h in hidden:
-            real = os.path.realpath(h)
-            if any(_inside(o, real) for o in own | writes) or _public(real):
+        for real in sorted({os.path.realpath(h) for h in hidden} | secrets):
+            if _public(real):
+                continue
+            holds = [o for o in sorted(own | writes) if _inside(o, real)]
+            if holds:
+                if real in secrets:
+                    raise SandboxConflict(
+                        f"{real} holds a run's output (its seed and its deals) and is or "
+                        f"contains the engine's own directory {holds[0]}: the bot could read "
+                        "them; keep run outputs out of engines' directories (--out)"
+                    )
                 continue
             if real in reads:
                 reads.discard(real)
@@ -295,6 +364,7 @@ class SandboxPlan:
             write_paths=tuple(sorted(writes)),
             hidden=tuple(sorted(masks)),
             network=network,
+            unsearched=tuple(unsearched),
         )
 
 

@@ -30,7 +30,7 @@ import platform
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -63,7 +63,15 @@ from arbiter.preflight import preflight
 from arbiter.record import GameRecord, RecordError, TerminationReason, check_decks
 from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
-from arbiter.sandbox import SandboxPlan, minimal_env, own_dirs, reap_escapees, sandbox_enabled
+from arbiter.sandbox import (
+    SCAN_LIMIT,
+    SandboxConflict,
+    SandboxPlan,
+    minimal_env,
+    own_dirs,
+    reap_escapees,
+    sandbox_enabled,
+)
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 from arbiter.session import BotSession
 from arbiter.version import VERSION
@@ -79,6 +87,7 @@ __all__ = [
     "schedule_check",
     "schedule_of",
     "time_settings",
+    "unsearched_warnings",
 ]
 
 
@@ -230,8 +239,12 @@ async def run_tournament(
     make_private_dir(out_dir)
     with _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
-        hidden = [str(out_dir), *hidden_paths]
-        commands = engine_commands(prep.config, base_dir, sandboxed=sandboxed, hidden=hidden)
+        commands = engine_commands(
+            prep.config, base_dir, sandboxed=sandboxed, hidden=hidden_paths, out_dir=out_dir
+        )
+        if on_event is not None:
+            for line in unsearched_warnings(commands):
+                on_event(line)
         # Before the preflight: with --debug, its traffic is logged there too.
         make_private_dir(out_dir / "logs")
         if check_engines and (needed := prep.engines_needed()):
@@ -306,12 +319,19 @@ def _choose_seed(
 
 
 def engine_commands(
-    config: TournamentConfig, base_dir: Path, *, sandboxed: bool, hidden: Sequence[str]
+    config: TournamentConfig,
+    base_dir: Path,
+    *,
+    sandboxed: bool,
+    hidden: Sequence[str],
+    out_dir: Path | None = None,
 ) -> dict[str, BotCommand]:
     """How to start each engine of ``config``: command, environment and sandbox.
 
-    Each sandboxed engine sees its own directories and grants; ``hidden`` and the other
-    engines' own directories are masked from it.
+    Each sandboxed engine sees its own directories and grants; ``hidden``, ``out_dir``,
+    the other engines' own directories and earlier runs' outputs are masked from it.
+    An ``out_dir`` (or an earlier run's output) that cannot be masked, being or
+    containing the engine's own directory, is a :class:`TournamentError`.
     """
     launch = {e.name: engine_argv(e, base_dir) for e in config.engines}
     owns = {
@@ -324,18 +344,35 @@ def engine_commands(
         plan = None
         if sandboxed:
             others = [d for n, dirs in owns.items() if n != e.name for d in dirs]
-            plan = SandboxPlan.for_engine(
-                argv,
-                cwd,
-                own_dir_configured=e.cwd is not None,
-                allow_paths=[str(base_dir / p) for p in e.allow_paths],
-                write_paths=[str(base_dir / p) for p in e.write_paths],
-                hidden=[*hidden, *others],
-                network=e.network,
-            )
+            try:
+                plan = SandboxPlan.for_engine(
+                    argv,
+                    cwd,
+                    own_dir_configured=e.cwd is not None,
+                    allow_paths=[str(base_dir / p) for p in e.allow_paths],
+                    write_paths=[str(base_dir / p) for p in e.write_paths],
+                    hidden=[*hidden, *others],
+                    secret=[] if out_dir is None else [str(out_dir)],
+                    network=e.network,
+                )
+            except SandboxConflict as exc:
+                raise TournamentError(f"engine {e.name!r}: {exc}") from None
         base_env = None if e.inherit_env else minimal_env(home="/tmp" if sandboxed else None)
         commands[e.name] = BotCommand(argv, cwd, dict(e.env), base_env=base_env, sandbox=plan)
     return commands
+
+
+def unsearched_warnings(commands: Mapping[str, BotCommand]) -> list[str]:
+    """A warning for each sandboxed engine whose directories were too large to search
+    whole for earlier runs' outputs (which the sandbox could then not hide)."""
+    return [
+        f"warning: engine {name!r}: {where} holds over {SCAN_LIMIT:,} files, too many to "
+        "search for earlier runs' outputs, which a bot could read if there are any in it "
+        "(keep run outputs out of engines' directories)"
+        for name, command in commands.items()
+        if command.sandbox is not None
+        for where in command.sandbox.unsearched
+    ]
 
 
 @contextlib.contextmanager

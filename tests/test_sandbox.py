@@ -115,6 +115,89 @@ def test_plan_hides_output_and_config_inside_the_engines_own_directory(tmp_path:
     assert plan.network is False
 
 
+def _old_run(where: Path, marker: str = "config.resolved.json") -> Path:
+    where.mkdir(parents=True)
+    (where / marker).write_text('{"seed": "0123456789abcdef0123456789abcdef"}')
+    return where
+
+
+def test_find_runs_finds_run_outputs_without_entering_them_or_following_links(
+    tmp_path: Path,
+) -> None:
+    a = _old_run(tmp_path / "tournaments" / "a")
+    b = _old_run(tmp_path / "deep" / "er" / "b", "games.jsonl")
+    _old_run(a / "inner")  # inside a run: hidden with it, not searched
+    (tmp_path / "elsewhere").mkdir()
+    _old_run(tmp_path / "elsewhere" / "c")
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "bot" / "link").symlink_to(tmp_path / "elsewhere")
+    found, unfinished = sandbox.find_runs([str(tmp_path / "bot"), str(tmp_path / "deep")])
+    assert (found, unfinished) == ([str(b)], [])
+    found, _ = sandbox.find_runs([str(tmp_path)])
+    assert sorted(found) == sorted([str(a), str(b), str(tmp_path / "elsewhere" / "c")])
+    # A search that runs out of entries names the roots it did not finish.
+    found, unfinished = sandbox.find_runs([str(tmp_path)], limit=3)
+    assert unfinished == [str(tmp_path)]
+
+
+def test_plan_hides_earlier_runs_in_the_engines_directories(tmp_path: Path) -> None:
+    """Another run with the same seed deals the same decks: its files must not be seen."""
+    bot = tmp_path / "bot.py"
+    bot.write_text("")
+    old = _old_run(tmp_path / "tournaments" / "monday")
+    granted = tmp_path.parent / f"{tmp_path.name}-data"
+    shard = _old_run(granted / "results" / "shard-1", "games.jsonl")
+    plan = SandboxPlan.for_engine(
+        [sys.executable, str(bot)], None, own_dir_configured=False, allow_paths=[str(granted)]
+    )
+    assert set(plan.hidden) == {os.path.realpath(old), os.path.realpath(shard)}
+    assert plan.unsearched == ()
+
+
+@pytest.mark.parametrize("case", ["out is the bot's directory", "bot inside an old run"])
+def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("")
+    if case == "bot inside an old run":
+        (tmp_path / "games.jsonl").write_text("")
+    secret = [str(tmp_path)] if case == "out is the bot's directory" else []
+    with pytest.raises(sandbox.SandboxConflict, match="keep run outputs out of engines"):
+        SandboxPlan.for_engine(
+            [sys.executable, str(bot)], None, own_dir_configured=False, secret=secret
+        )
+
+
+@needs_sandbox
+def test_a_sandboxed_bot_cannot_read_an_earlier_run_in_its_own_directory(
+    tmp_path: Path,
+) -> None:
+    """``ecarte match`` run from a bot's directory leaves ``tournaments/`` in it."""
+    home = tmp_path / "mybot"
+    home.mkdir()
+    script = home / "snoop.py"
+    script.write_text((BOTS / "hostile_snoop.py").read_text())
+    (home / "notes.txt").write_text("the bot's own file")
+    old = _old_run(home / "tournaments" / "monday")
+    (old / "games.jsonl").write_text("{}\n")
+    paths = ":".join(
+        str(p) for p in (home / "notes.txt", old, old / "config.resolved.json", old / "games.jsonl")
+    )
+    engine = (
+        f"{{name: snoop, command: [{sys.executable}, {script}], env: {{SNOOP_PATHS: '{paths}'}}}}"
+    )
+    config = _config(tmp_path, engine, mode="on")
+    out = tmp_path / "out"
+    assert _snooped(config, out)["readable"] == [str(home / "notes.txt")]
+    # An output directory that is the bot's own cannot be hidden: the run is refused.
+    proc = _ecarte("tournament", config, "--out", home, "--quiet")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert (
+        f"ecarte tournament: error: engine 'snoop': {os.path.realpath(home)} holds a run's" in err
+    )
+    assert not (home / "games.jsonl").exists()
+
+
 def test_plan_never_hides_the_engine_itself(tmp_path: Path) -> None:
     mine = tmp_path / "engines" / "mine"
     mine.mkdir(parents=True)
@@ -185,7 +268,12 @@ def _snoop(tmp_path: Path, mode: str) -> dict[str, object]:
         f"cwd: {other}}}"
     )
     _config(tmp_path, engine, mode=mode)
-    proc = _ecarte("tournament", config, "--out", out, "--quiet", env={**os.environ, "SECRET": "1"})
+    return _snooped(config, out, env={**os.environ, "SECRET": "1"})
+
+
+def _snooped(config: Path, out: Path, env: dict[str, str] | None = None) -> dict[str, object]:
+    """Run ``config`` into ``out``; what the snoop bot reported it could see."""
+    proc = _ecarte("tournament", config, "--out", out, "--quiet", env=env)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     line = next(
@@ -352,3 +440,25 @@ def test_memory_limit_caps_the_sandboxes_in_memory_files_and_dev_is_read_only(
     argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
     assert json.loads(done.stdout)["/tmp/fill"] == ["ok", 32]
+
+
+def test_a_directory_too_large_to_search_is_named_in_a_warning(tmp_path: Path) -> None:
+    from arbiter.bot import BotCommand
+    from arbiter.tournament import unsearched_warnings
+
+    for i in range(5):
+        (tmp_path / f"d{i}").mkdir()
+    bot = tmp_path / "bot.py"
+    bot.write_text("")
+    argv = [sys.executable, str(bot)]
+    plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False)
+    assert plan.unsearched == ()
+    limited = sandbox.find_runs([str(tmp_path)], limit=2)
+    assert limited == ([], [str(tmp_path)])
+    big = SandboxPlan(read_paths=plan.read_paths, unsearched=(str(tmp_path),))
+    warnings = unsearched_warnings({"big": BotCommand(argv, sandbox=big), "bare": BotCommand(argv)})
+    assert warnings == [
+        f"warning: engine 'big': {tmp_path} holds over 100,000 files, too many to search "
+        "for earlier runs' outputs, which a bot could read if there are any in it (keep run "
+        "outputs out of engines' directories)"
+    ]
