@@ -68,6 +68,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import resource
 import shutil
 import signal
@@ -871,7 +872,7 @@ class _LogWriter:
         if self.log is None or not lines:
             return
         prefix = self.prefix()
-        body = prefix + lines[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
+        body = prefix + _log_safe(lines[:-1]).replace(b"\n", b"\n" + prefix) + b"\n"
         try:
             self.log.write(body)
         except OSError:
@@ -921,6 +922,21 @@ class _LogWriter:
             self.log = None
 
 
+_LOG_UNSAFE = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+
+def _log_safe(data: bytes) -> bytes:
+    """``data`` with the control characters a terminal obeys written out as ``\\xNN``.
+
+    A bot's stderr and stdout reach the logs as the bot wrote them but for these: an
+    escape sequence or a carriage return in a log shown with ``cat`` could rewrite the
+    reader's terminal or a line's ``[game pid]`` prefix.  Tabs and newlines are kept
+    (C1 controls are caught in their UTF-8 form), and so is a line ending in CRLF.
+    """
+    data = data.replace(b"\r\n", b"\n")
+    return _LOG_UNSAFE.sub(lambda m: b"".join(b"\\x%02x" % c for c in m.group()), data)
+
+
 def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a stderr log for appending, owner-only (a bot's stderr may quote its cards)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -942,7 +958,7 @@ def _traffic_logger(
     def write(direction: Direction, line: bytes) -> None:
         stamp = datetime.now(UTC).isoformat(timespec="microseconds")
         # One write per line: processes of the same engine share the file (O_APPEND).
-        log.write(f"{stamp} {pid} {direction.value} ".encode() + line + b"\n")
+        log.write(f"{stamp} {pid} {direction.value} ".encode() + _log_safe(line) + b"\n")
         log.flush()
         if then is not None:
             then(direction, line)
