@@ -257,6 +257,28 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert "stopped after game 3" in result.stdout
 
 
+def test_a_crash_in_a_match_names_its_stderr_log(tmp_path: Path) -> None:
+    """The fault line quotes the panic (not only the note after it) and the fix names
+    the file the bot's whole stderr went to."""
+    out = tmp_path / "run"
+    bot = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'proto_panic.py'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", "match", bot, "random", "--games=2", f"--out={out}"],
+        env=ENV,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3, result.stderr
+    log = out / "logs" / "proto_panic.stderr.log"
+    assert "panicked at src/main.rs:312:5:" in log.read_text()
+    fault = next(ln for ln in result.stderr.splitlines() if "proto_panic faulted" in ln)
+    assert "its stderr ends: thread 'main' panicked at src/main.rs:312:5: | index out" in fault
+    assert f"fix: the bot exited: its stderr log {log} shows why" in fault
+    assert "OUT/logs" not in result.stderr
+
+
 @pytest.mark.slow
 def test_full_disk_ends_the_run_with_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
