@@ -37,7 +37,11 @@ SYMBOLS = str.maketrans("♠♥♦♣", "SHDC")
 
 
 def _view(
-    phase: str, hand: list[str], legal: list[str], trick: list[str] | None = None
+    phase: str,
+    hand: list[str],
+    legal: list[str],
+    trick: list[str] | None = None,
+    stock: int = 21,
 ) -> Observation:
     return Observation(
         seat=0,
@@ -50,7 +54,7 @@ def _view(
         hand=hand,
         turnup="7C",
         trump="C",
-        stock=21,
+        stock=stock,
         vulnerable=[False, False],
         exchanges=0,
         discards=[],
@@ -67,6 +71,7 @@ TRICK = _view("trick", HAND, ["KS", "9S"], trick=["JS"])
 PROPOSE = _view("propose", HAND, ["stand", "propose"])
 DISCARDS = ["discard " + " ".join(c) for c in (["KS"], ["9S"], ["KS", "9S"], HAND)]
 DISCARD = _view("discard", HAND, DISCARDS)
+LAST_CARD = _view("discard", HAND, [f"discard {c}" for c in HAND], stock=1)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +106,8 @@ def test_a_number_or_notation_names_a_legal_action(
         ("7H", TRICK, "7H is not in your hand"),
         ("AH", TRICK, "AH cannot be played: JS was led and you must follow suit"),
         ("6", DISCARD, "no card 6 in your hand"),
-        ("AH", DISCARD, "you may discard 1 to 5 cards now, not 1"),
+        ("AH", DISCARD, "you must discard between 1 and 5 cards, not 1"),
+        ("1 2", LAST_CARD, "you must discard exactly 1 card (only 1 left in the stock), not 2"),
         ("7H", DISCARD, "7H is not in your hand"),
         ("1 1", DISCARD, "KS is listed twice"),
         ("0", DISCARD, "you must discard at least 1 card"),
