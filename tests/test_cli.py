@@ -89,6 +89,85 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        pytest.param(
+            ["tournament", "x.yaml", "--concurency", "2"],
+            "ecarte tournament: error: unrecognized argument --concurency (did you mean "
+            "--concurrency?); see ecarte tournament --help",
+            id="tournament-misspelt",
+        ),
+        pytest.param(
+            ["match", "random", "greedy", "--time-per-mvoe=5"],
+            "ecarte match: error: unrecognized argument --time-per-mvoe=5 (did you mean "
+            "--time-per-move?); see ecarte match --help",
+            id="match-misspelt-with-value",
+        ),
+        pytest.param(
+            ["check", "./bot", "--games", "0"],
+            "ecarte check: error: argument --games: 0 games: must be at least 1; "
+            "see ecarte check --help",
+            id="check-bad-value",
+        ),
+        pytest.param(
+            ["stats", "run", "--pgnn", "x.pgn"],
+            "ecarte stats: error: unrecognized argument --pgnn (did you mean --pgn?); "
+            "see ecarte stats --help",
+            id="stats-misspelt",
+        ),
+        pytest.param(
+            ["report", "run", "extra"],
+            "ecarte report: error: unrecognized argument extra; see ecarte report --help",
+            id="report-extra-positional",
+        ),
+        pytest.param(
+            ["merge", "a", "b"],
+            "ecarte merge: error: the following arguments are required: --out; "
+            "see ecarte merge --help",
+            id="merge-missing",
+        ),
+        pytest.param(
+            ["show", "run", "x"],
+            "ecarte show: error: argument game: invalid int value: 'x'; see ecarte show --help",
+            id="show-bad-type",
+        ),
+        pytest.param(
+            ["play", "random", "--seat", "2"],
+            "ecarte play: error: argument --seat: invalid choice: 2 (choose from 0, 1); "
+            "see ecarte play --help",
+            id="play-bad-choice",
+        ),
+        pytest.param(
+            ["tournamnt"],
+            "ecarte: error: unknown command 'tournamnt' (did you mean tournament?); "
+            "see ecarte --help",
+            id="unknown-command",
+        ),
+        pytest.param(
+            [],
+            "ecarte: error: the following arguments are required: command; see ecarte --help",
+            id="no-command",
+        ),
+    ],
+)
+def test_a_command_line_error_is_one_line_naming_the_subcommand(
+    tmp_path: Path, argv: list[str], line: str
+) -> None:
+    """No usage block first: the subcommand, the problem, a close option, where help is."""
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", *argv],
+        env=ENV,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == line + "\n"
+
+
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
     """`ecarte --version` prints the version of pyproject.toml and exits 0."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
