@@ -56,7 +56,7 @@ from arbiter.journal import (
 from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
-from arbiter.rules import Seed, make_rules, seed_sha256
+from arbiter.rules import PRESETS, Seed, make_rules, seed_sha256
 from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
@@ -991,7 +991,8 @@ def _add_play(sub: Any) -> None:
         type=_positive_int("milliseconds per move"),
         default=1000,
         metavar="MS",
-        help="the engine's time per decision in ms (default 1000; you have no limit)",
+        help="the engine's time per decision in milliseconds (default %(default)s; you have "
+        "no limit)",
     )
     _add_sandbox(y, "the engine")
     y.add_argument("--out", help="output directory (default: tournaments/play-ENGINE-TIMESTAMP)")
@@ -1010,7 +1011,12 @@ def _add_sandbox(parser: argparse.ArgumentParser, who: str = "bots") -> None:
 
 
 def _add_rules(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    parser.add_argument(
+        "--rules",
+        default="default",
+        metavar="PRESET",
+        help=f"rules preset: {' or '.join(PRESETS)} (default: %(default)s)",
+    )
     parser.add_argument(
         "--rule",
         action="append",
@@ -1074,7 +1080,8 @@ def _add_match(sub: Any) -> None:
     m.add_argument(
         "--clock",
         metavar="BASE[+INC]",
-        help="a game clock in seconds per bot, with an increment per decision, e.g. 60+0.5",
+        help="a game clock per bot, BASE seconds with an increment of INC seconds per "
+        "decision, e.g. 60+0.5 (unlike check --clock, which is in milliseconds)",
     )
     _add_rules(m)
     m.add_argument(
@@ -1109,19 +1116,35 @@ def _add_check(sub: Any) -> None:
         "--games",
         type=_positive_int("games"),
         default=30,
-        help="most games to play against random",
+        help="most games to play against random (default %(default)s)",
     )
     c.add_argument(
-        "--time-per-move", type=_positive_int("milliseconds per move"), default=2000, metavar="MS"
+        "--time-per-move",
+        type=_positive_int("milliseconds per move"),
+        default=2000,
+        metavar="MS",
+        help="time for each decision in milliseconds (default %(default)s)",
     )
     c.add_argument(
-        "--handshake-ms", type=_positive_int("milliseconds"), default=10_000, metavar="MS"
+        "--handshake-ms",
+        type=_positive_int("milliseconds"),
+        default=10_000,
+        metavar="MS",
+        help="time to answer the hello in milliseconds (default %(default)s)",
     )
     c.add_argument(
-        "--clock", type=_positive_ms, metavar="MS", help="play under a game clock of MS per game"
+        "--clock",
+        type=_positive_ms,
+        metavar="MS",
+        help="play under a game clock of MS milliseconds per bot and game (unlike match "
+        "--clock, which is in seconds); default: no clock",
     )
     c.add_argument(
-        "--increment", type=_non_negative_ms, default=0, metavar="MS", help="clock increment"
+        "--increment",
+        type=_non_negative_ms,
+        default=0,
+        metavar="MS",
+        help="clock increment per decision in milliseconds (default %(default)s)",
     )
     _add_rules(c)
     _add_sandbox(c)

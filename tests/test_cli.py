@@ -168,6 +168,31 @@ def test_a_command_line_error_is_one_line_naming_the_subcommand(
     assert result.stderr == line + "\n"
 
 
+def _help(*argv: str) -> str:
+    """``ecarte ARGV --help`` as a user reads it (argparse wraps to the terminal's width)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", *argv, "--help"],
+        env={**ENV, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    return result.stdout
+
+
+def test_help_gives_the_defaults_and_the_clock_units() -> None:
+    check = _help("check")
+    assert "most games to play against random (default 30)" in check
+    assert "time for each decision in milliseconds (default 2000)" in check
+    assert "--clock MS  " in check and "MS milliseconds per bot and game" in check
+    assert "clock increment per decision in milliseconds (default 0)" in check
+    match = _help("match")
+    assert "(default 20)" in match and "milliseconds (default 1000)" in match
+    assert "BASE seconds with an increment of INC seconds" in match
+    assert "rules preset: default or cavendish (default: default)" in _help("play")
+
+
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
     """`ecarte --version` prints the version of pyproject.toml and exits 0."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
