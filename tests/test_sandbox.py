@@ -320,3 +320,14 @@ def test_kill_9_of_the_arbiter_takes_an_unsandboxed_bot_with_it(
     while bots() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert bots() == []
+
+
+def test_the_docs_list_every_variable_of_the_minimal_environment() -> None:
+    """README and PROTOCOL §2.8 name each variable a bot gets, as the code passes them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    protocol = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = protocol[protocol.index("**§2.8**") : protocol.index("## §3")]
+    for key in (*sandbox.MINIMAL_ENV_KEYS, "HOME", "PWD"):
+        assert f"`{key}`" in section, key
+        assert readme.count(f"`{key}`") >= 2, key  # the env key's row and the safeguards
+    assert "LC_*" not in section + readme  # only LC_ALL and LC_CTYPE are passed on
