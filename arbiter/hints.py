@@ -78,9 +78,16 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
             return "keep stdin and stdout open until the arbiter sends quit"
         where = _stderr_source(detail)
         if "killed by" in detail:
+            if where is None:
+                return "the bot was killed by a signal: run its command by hand to see why"
             return f"the bot was killed by a signal: {where} may say why"
+        why = (
+            "it wrote nothing to stderr: run its command by hand to see why"
+            if where is None
+            else f"{where} shows why"
+        )
         return (
-            f"the bot exited: {where} shows why; a bot keeps running and "
+            f"the bot exited: {why}; a bot keeps running and "
             "reading stdin until quit, a forfeit or the end of its input"
         )
     if reason == "illegal_action":
@@ -108,14 +115,14 @@ STDERR_LOG_MARK = "; its stderr log: "
 follows; see :meth:`arbiter.session.BotSession.explain`)."""
 
 
-def _stderr_source(detail: str) -> str:
+def _stderr_source(detail: str) -> str | None:
     """Where a crashed bot's own words are: its stderr log, named in the detail when
-    the run kept one, else the end of its stderr quoted in the detail."""
+    the run kept one, else the end of its stderr quoted in the detail; None if neither."""
     if STDERR_LOG_MARK in detail:
         return f"its stderr log {detail.rpartition(STDERR_LOG_MARK)[2]}"
     if "its stderr ends:" in detail:
         return "the end of its stderr (quoted)"
-    return "its stderr (it wrote none here; run its command by hand)"
+    return None
 
 
 def _invalid_message_hint(detail: str, line: str | None) -> str:
