@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-import unicodedata
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
@@ -27,7 +26,7 @@ import trio
 from arbiter.bot import Bot, BotCommand, live_pids
 from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import GameSpec, TimeSettings, play_game
-from arbiter.hints import ADVICE, fix_hint
+from arbiter.hints import ADVICE, fix_hint, terminal_safe
 from arbiter.record import GameRecord
 from arbiter.referee import charged_ms
 from arbiter.rules import Rules, make_rules
@@ -67,26 +66,6 @@ DECISION_KINDS = {
 
 _FATAL = (FaultReason.FAILED_TO_START, FaultReason.NO_HANDSHAKE)
 """Faults after which playing more games cannot tell anything new."""
-
-
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with every control or invisible formatting character escaped (``\\x1b``).
-
-    For anything a bot chose (its name, an offending line, its stderr) before it is
-    printed: a raw escape sequence could clear or rewrite the user's terminal, and a
-    bidirectional override could make the text read differently from what it is.
-    """
-    if text.isprintable():
-        return text
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii")
-        if unicodedata.category(ch) in _UNSAFE_CATEGORIES
-        else ch
-        for ch in text
-    )
 
 
 def decision_kind(action: str) -> str:

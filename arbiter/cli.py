@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import difflib
 import io
 import math
 import os
@@ -20,7 +21,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import msgspec
 import trio
@@ -55,7 +56,7 @@ from arbiter.journal import (
 from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
-from arbiter.rules import Seed, make_rules, seed_sha256
+from arbiter.rules import PRESETS, Seed, make_rules, seed_sha256
 from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
@@ -990,7 +991,8 @@ def _add_play(sub: Any) -> None:
         type=_positive_int("milliseconds per move"),
         default=1000,
         metavar="MS",
-        help="the engine's time per decision in ms (default 1000; you have no limit)",
+        help="the engine's time per decision in milliseconds (default %(default)s; you have "
+        "no limit)",
     )
     _add_sandbox(y, "the engine")
     y.add_argument("--out", help="output directory (default: tournaments/play-ENGINE-TIMESTAMP)")
@@ -1009,7 +1011,12 @@ def _add_sandbox(parser: argparse.ArgumentParser, who: str = "bots") -> None:
 
 
 def _add_rules(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", default="default", metavar="PRESET", help="rules preset")
+    parser.add_argument(
+        "--rules",
+        default="default",
+        metavar="PRESET",
+        help=f"rules preset: {' or '.join(PRESETS)} (default: %(default)s)",
+    )
     parser.add_argument(
         "--rule",
         action="append",
@@ -1073,7 +1080,8 @@ def _add_match(sub: Any) -> None:
     m.add_argument(
         "--clock",
         metavar="BASE[+INC]",
-        help="a game clock in seconds per bot, with an increment per decision, e.g. 60+0.5",
+        help="a game clock per bot, BASE seconds with an increment of INC seconds per "
+        "decision, e.g. 60+0.5 (unlike check --clock, which is in milliseconds)",
     )
     _add_rules(m)
     m.add_argument(
@@ -1108,19 +1116,35 @@ def _add_check(sub: Any) -> None:
         "--games",
         type=_positive_int("games"),
         default=30,
-        help="most games to play against random",
+        help="most games to play against random (default %(default)s)",
     )
     c.add_argument(
-        "--time-per-move", type=_positive_int("milliseconds per move"), default=2000, metavar="MS"
+        "--time-per-move",
+        type=_positive_int("milliseconds per move"),
+        default=2000,
+        metavar="MS",
+        help="time for each decision in milliseconds (default %(default)s)",
     )
     c.add_argument(
-        "--handshake-ms", type=_positive_int("milliseconds"), default=10_000, metavar="MS"
+        "--handshake-ms",
+        type=_positive_int("milliseconds"),
+        default=10_000,
+        metavar="MS",
+        help="time to answer the hello in milliseconds (default %(default)s)",
     )
     c.add_argument(
-        "--clock", type=_positive_ms, metavar="MS", help="play under a game clock of MS per game"
+        "--clock",
+        type=_positive_ms,
+        metavar="MS",
+        help="play under a game clock of MS milliseconds per bot and game (unlike match "
+        "--clock, which is in seconds); default: no clock",
     )
     c.add_argument(
-        "--increment", type=_non_negative_ms, default=0, metavar="MS", help="clock increment"
+        "--increment",
+        type=_non_negative_ms,
+        default=0,
+        metavar="MS",
+        help="clock increment per decision in milliseconds (default %(default)s)",
     )
     _add_rules(c)
     _add_sandbox(c)
@@ -1145,20 +1169,69 @@ def _add_results(sub: Any) -> None:
     g.set_defaults(func=cmd_merge)
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line naming the (sub)command, the problem
+    and where help is, with exit status 2: argparse's own print the usage first."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.subcommands: dict[str, _Parser] = {}
+        """The parser of each subcommand (set on the top-level parser)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the one-line error and exit with status 2."""
+        unknown = re.match(r"argument command: invalid choice: '(.*?)'", message)
+        if unknown is not None and self.subcommands:
+            close = difflib.get_close_matches(unknown.group(1), self.subcommands, n=1)
+            message = f"unknown command {unknown.group(1)!r}" + (
+                f" (did you mean {close[0]}?)"
+                if close
+                else f" (commands: {', '.join(self.subcommands)})"
+            )
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+    def refuse_unrecognized(self, extras: list[str]) -> NoReturn:
+        """Refuse the first argument nothing took (an option first), suggesting the
+        closest option of this parser (argparse in Python 3.11 suggests nothing)."""
+        word = next((e for e in extras if e.startswith("-")), extras[0])
+        message = f"unrecognized argument {word}"
+        if word.startswith("-"):
+            # Abbreviations are accepted by argparse, so only a misspelling gets here.
+            options = [o for o in self._option_string_actions if o.startswith("--")]
+            close = difflib.get_close_matches(word.partition("=")[0], options, n=1)
+            if close:
+                message += f" (did you mean {close[0]}?)"
+        self.error(message)
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: list[str] | None) -> Any:
+    """``parser.parse_args(argv)``, but an argument nothing took is refused by the
+    subcommand it was given to (its name and options), not by the top-level parser."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        top = parser if isinstance(parser, _Parser) else None
+        sub = top.subcommands.get(args.command) if top is not None else None
+        if sub is not None:
+            sub.refuse_unrecognized(extras)
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``ecarte``."""
-    p = argparse.ArgumentParser(prog="ecarte", description="Écarté engine arena")
+    p = _Parser(prog="ecarte", description="Écarté engine arena")
     p.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = p.add_subparsers(dest="command", required=True)
     for add in (_add_tournament, _add_match, _add_check, _add_results, _add_show, _add_play):
         add(sub)
+    p.subcommands = dict(sub.choices)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ecarte`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
     # Other processes of this user cannot read the arbiter's memory or descriptors, and
     # bot descendants that escape with setsid() come back to it to be killed.
     guard_arbiter()

@@ -5,16 +5,20 @@ says what the bot most likely did wrong and what to change.  It is worked out fr
 the reason, the detail and the offending line of a record, so every place that shows
 a fault — the line printed when it happens, ``ecarte show``, ``ecarte check`` — gives
 the same advice, and records written before hints existed get them too.
+
+:func:`terminal_safe` makes what a bot chose (its name, a line, its stderr) safe to
+print in a fault message or anywhere else.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from protocol.faults import FaultReason
 from protocol.messages import PROTOCOL_VERSION
 
-__all__ = ["ADVICE", "fix_hint"]
+__all__ = ["ADVICE", "STDERR_LOG_MARK", "fix_hint", "terminal_safe"]
 
 ADVICE: dict[FaultReason, str] = {
     FaultReason.FAILED_TO_START: "the command could not be started: check the path and permissions",
@@ -72,10 +76,18 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
             return None  # a person of ecarte play, not a bot: nothing to fix
         if "closed its stdout" in detail or "closed its stdin" in detail:
             return "keep stdin and stdout open until the arbiter sends quit"
+        where = _stderr_source(detail)
         if "killed by" in detail:
-            return "the bot was killed by a signal: look at its stderr log for the cause"
+            if where is None:
+                return "the bot was killed by a signal: run its command by hand to see why"
+            return f"the bot was killed by a signal: {where} may say why"
+        why = (
+            "it wrote nothing to stderr: run its command by hand to see why"
+            if where is None
+            else f"{where} shows why"
+        )
         return (
-            "the bot exited: its stderr log (OUT/logs/) shows why; a bot keeps running and "
+            f"the bot exited: {why}; a bot keeps running and "
             "reading stdin until quit, a forfeit or the end of its input"
         )
     if reason == "illegal_action":
@@ -98,6 +110,21 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
         return None  # not a bot's fault: normal, withdrawn, match_forfeit
 
 
+STDERR_LOG_MARK = "; its stderr log: "
+"""Ends a crash's detail when the arbiter keeps the bot's stderr in a file (the path
+follows; see :meth:`arbiter.session.BotSession.explain`)."""
+
+
+def _stderr_source(detail: str) -> str | None:
+    """Where a crashed bot's own words are: its stderr log, named in the detail when
+    the run kept one, else the end of its stderr quoted in the detail; None if neither."""
+    if STDERR_LOG_MARK in detail:
+        return f"its stderr log {detail.rpartition(STDERR_LOG_MARK)[2]}"
+    if "its stderr ends:" in detail:
+        return "the end of its stderr (quoted)"
+    return None
+
+
 def _invalid_message_hint(detail: str, line: str | None) -> str:
     if "does not answer request" in detail:
         return "echo the id of the request you are answering, and answer each request once"
@@ -117,3 +144,23 @@ def _invalid_message_hint(detail: str, line: str | None) -> str:
     if "long" in detail:
         return "keep each line under 64 KiB"
     return "send one JSON object per line, as the protocol defines the message"
+
+
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control or invisible formatting character escaped (``\\x1b``).
+
+    For anything a bot chose (its name, an offending line, its stderr) before it is
+    printed: a raw escape sequence could clear or rewrite the user's terminal, and a
+    bidirectional override could make the text read differently from what it is.
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(ch) in _UNSAFE_CATEGORIES
+        else ch
+        for ch in text
+    )

@@ -220,6 +220,8 @@ def _figures(report: Report, records_outcomes: Sequence[GameOutcome]) -> dict[st
             {**row, "score": round(100 * row["score"], 1)} for row in report.rating_rows()
         ]
     table = crosstable(report.outcomes)
+    # The terminal's order (best first): rows top to bottom, columns left to right.
+    data["crosstable_order"] = list(table.engines)
     data["crosstable"] = [
         {
             "row": row,

@@ -47,7 +47,7 @@ from arbiter.game import GameSpec, play_game
 from arbiter.journal import Journal, make_private_dir, open_private, write_private
 from arbiter.preflight import preflight
 from arbiter.record import EngineInfo, GameRecord
-from arbiter.rules import Rules, RulesError, Seed
+from arbiter.rules import Rules, RulesError, Seed, discard_span
 from arbiter.sandbox import SandboxMode, sandbox_enabled
 from arbiter.session import BotSession
 from arbiter.show import SCORE_WORDS, Style, style_for
@@ -191,8 +191,7 @@ def _discard_choice(words: list[str], view: Observation) -> str:
     for action in legal:
         if set(action.split()[1:]) == wanted:
             return action
-    span = f"{low} to {high}" if low != high else f"{low}"
-    raise ChoiceError(f"you may discard {span} cards now, not {len(chosen)}")
+    raise ChoiceError(f"you must discard {discard_span(low, high, view.stock)}, not {len(chosen)}")
 
 
 def parse_choice(text: str, view: Observation) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 import trio
 
 from arbiter.bot import BotCommand, Limits
-from arbiter.check import terminal_safe
 from arbiter.faults import BotFault
+from arbiter.hints import terminal_safe
 from arbiter.session import BotSession
 
 __all__ = ["PreflightError", "preflight", "program_problem"]

@@ -81,6 +81,7 @@ __all__ = [
     "capped_points",
     "deal_points",
     "deck_for",
+    "discard_span",
     "format_action",
     "legal_cards",
     "make_rules",
@@ -218,6 +219,19 @@ def format_action(action: int) -> str:
         cards = format_cards(action & ~DISCARD)
         return " ".join(["discard", *cards])
     return _WORDS[action]
+
+
+def discard_span(low: int, high: int, stock: int) -> str:
+    """How many cards a discard may hold, in words, with the stock when it is what limits
+    the most: ``"exactly 1 card (only 1 left in the stock)"``, ``"between 1 and 5 cards"``.
+
+    >>> discard_span(1, 3, 3)
+    'between 1 and 3 cards (only 3 left in the stock)'
+    """
+    why = f" (only {stock} left in the stock)" if high == stock < 5 else ""
+    if low == high:
+        return f"exactly {low} card{'' if low == 1 else 's'}{why}"
+    return f"between {low} and {high} cards{why}"
 
 
 def parse_action(text: str) -> int:
@@ -756,7 +770,8 @@ class State:
             low, high = self._discard_limits()
             if mask & ~self.hands[self.to_act]:
                 return ": a discarded card is not in the hand"
-            return f": must discard between {low} and {high} cards, not {mask.bit_count()}"
+            span = discard_span(low, high, 32 - self.stock_pos)
+            return f": must discard {span}, not {mask.bit_count()}"
         return ""
 
     def apply(self, action: int) -> None:

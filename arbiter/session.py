@@ -20,6 +20,7 @@ import trio
 
 from arbiter.bot import Bot, BotCommand, Limits, open_bot
 from arbiter.faults import BotFault, FaultReason, InvalidMessage, NoHandshake
+from arbiter.hints import STDERR_LOG_MARK, terminal_safe
 from arbiter.record import EngineInfo
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -31,7 +32,16 @@ from protocol.messages import (
     encode,
 )
 
-__all__ = ["CRASH_REASONS", "QUIT_GRACE", "TERM_GRACE", "BotSession", "Seat", "SeatLink"]
+__all__ = [
+    "CRASH_REASONS",
+    "QUIT_GRACE",
+    "STDERR_QUOTE_CHARS",
+    "STDERR_QUOTE_LINES",
+    "TERM_GRACE",
+    "BotSession",
+    "Seat",
+    "SeatLink",
+]
 
 QUIT_GRACE = 2.0
 """Seconds a bot has to exit after ``quit`` (PROTOCOL.md §3.9) before it is signalled."""
@@ -42,6 +52,11 @@ CRASH_REASONS = frozenset(
     {FaultReason.DISCONNECTED, FaultReason.NO_HANDSHAKE, FaultReason.RESOURCE_LIMIT}
 )
 """Faults whose record quotes the end of the bot's stderr (usually the error it died of)."""
+
+STDERR_QUOTE_LINES = 5
+"""Most stderr lines a crash's detail quotes."""
+STDERR_QUOTE_CHARS = 400
+"""About the most characters of stderr a crash's detail quotes (the record stays small)."""
 
 _QUIT_LINE = encode(Quit()).rstrip(b"\n")
 
@@ -245,12 +260,30 @@ class BotSession:
             self.last_stderr = bot.stderr_tail
 
     def stderr_hint(self) -> str:
-        """The last line the stopped process wrote to stderr, for a fault's detail."""
+        """The last few non-empty lines the stopped process wrote to stderr, for a fault's
+        detail: up to :data:`STDERR_QUOTE_LINES` lines and about :data:`STDERR_QUOTE_CHARS`
+        characters, each line escaped (:func:`~arbiter.hints.terminal_safe`), joined by
+        `` | ``.  The cause of a crash is not always its last line: a Rust panic ends
+        with a note on backtraces, a Java or Go trace starts with the exception."""
         lines = [ln for ln in self.last_stderr.splitlines() if ln.strip()]
-        if not lines:
+        quoted: list[str] = []
+        room = STDERR_QUOTE_CHARS
+        for raw in reversed(lines[-STDERR_QUOTE_LINES:]):
+            text = terminal_safe(raw.decode("utf-8", "replace").strip())
+            if len(text) > room:
+                if quoted:
+                    break  # the later lines fill the quote
+                text = "..." + text[-(room - 3) :]  # one long last line: keep its end
+            quoted.append(text)
+            room -= len(text) + 3
+        if not quoted:
             return ""
-        return "; its stderr ends: " + lines[-1][-200:].decode("utf-8", "replace").strip()
+        return "; its stderr ends: " + " | ".join(reversed(quoted))
 
     def explain(self, fault: BotFault) -> str:
-        """The fault's detail, with the end of the stopped process's stderr for a crash."""
-        return fault.detail + (self.stderr_hint() if fault.reason in CRASH_REASONS else "")
+        """The fault's detail; for a crash, with the end of the stopped process's stderr
+        and the path of its stderr log if it has one."""
+        if fault.reason not in CRASH_REASONS:
+            return fault.detail
+        log = "" if self.log_path is None else STDERR_LOG_MARK + str(self.log_path)
+        return fault.detail + self.stderr_hint() + log

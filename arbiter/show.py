@@ -178,14 +178,13 @@ class _Renderer:
                 "the opponent's cards are hidden"
             )
 
-    def deal_lines(self, views: list[Observation], number: int) -> Iterator[str]:
+    def deal_lines(self, views: list[Observation], number: int, scores: list[int]) -> Iterator[str]:
+        """The deal's heading (``scores``: before the deal) and the hands dealt."""
         s = self.style
         v = views[0]
         assert v.turnup is not None and v.trump is not None
         yield ""
-        yield s.bold(
-            f"deal {number}: {self.name(v.dealer)} deals; score {v.scores[0]}-{v.scores[1]}"
-        )
+        yield s.bold(f"deal {number}: {self.name(v.dealer)} deals; score {scores[0]}-{scores[1]}")
         yield f"  turn-up {s.card(v.turnup)}: trumps {s.suit(v.trump)}"
         for seat in (1 - v.dealer, v.dealer):
             hand = (
@@ -307,11 +306,14 @@ def render_game(
     lines = list(r.header())
     st = new_game(record.rules, record.first_dealer)
     for dr in record.deals:
+        # A turned-up king scores inside deal(): the heading gives the score before it,
+        # and the king's point follows as the deal's first event.
+        scores = list(st.scores)
         st.deal([Card.parse(c) for c in dr.deck])
         views = [observe(st, 0), observe(st, 1)]
         shown = deal is None or deal == dr.number
         if shown:
-            lines += r.deal_lines(views, dr.number)
+            lines += r.deal_lines(views, dr.number, scores)
             lines += _new_events(r, views, views, 0, [])
         trick: list[CardPlayed] = []
         for a in dr.actions:

@@ -62,6 +62,26 @@ async def test_check_escapes_what_a_hostile_bot_sends(argv: list[str], shown: st
     assert all(ch == "\n" or ch.isprintable() for ch in text), text
 
 
+@pytest.mark.parametrize("flood", [False, True], ids=["panic", "panic-after-long-lines"])
+async def test_a_crash_quotes_the_last_stderr_lines_and_stays_small(flood: bool) -> None:
+    """A Rust-style panic: the cause is two lines above the last one, and is quoted;
+    fifty long lines before it do not make the record large."""
+    command = [sys.executable, str(BOTS / "proto_panic.py"), *(["flood"] if flood else [])]
+    report = await check_bot(command, games=1)
+    (problem,) = report.game_problems
+    assert problem.reason == "disconnected"
+    assert problem.detail.endswith(
+        "its stderr ends: thread 'main' panicked at src/main.rs:312:5: | "
+        "index out of bounds: the len is 5 but the index is 7\\x1b[2J | "
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace"
+    )
+    assert len(problem.detail) < 500
+    text = problem.text()
+    # check keeps no stderr log: the hint points at the quote, not at a run directory.
+    assert "fix: the bot exited: the end of its stderr (quoted) shows why" in text
+    assert "logs" not in text
+
+
 async def test_check_with_no_game_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every game aborted by an arbiter error: reported as such, not blamed on the bot."""
 

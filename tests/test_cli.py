@@ -89,6 +89,110 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
     assert _processes_with_marker(marker) == [], "no bot survives Ctrl+C"
 
 
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        pytest.param(
+            ["tournament", "x.yaml", "--concurency", "2"],
+            "ecarte tournament: error: unrecognized argument --concurency (did you mean "
+            "--concurrency?); see ecarte tournament --help",
+            id="tournament-misspelt",
+        ),
+        pytest.param(
+            ["match", "random", "greedy", "--time-per-mvoe=5"],
+            "ecarte match: error: unrecognized argument --time-per-mvoe=5 (did you mean "
+            "--time-per-move?); see ecarte match --help",
+            id="match-misspelt-with-value",
+        ),
+        pytest.param(
+            ["check", "./bot", "--games", "0"],
+            "ecarte check: error: argument --games: 0 games: must be at least 1; "
+            "see ecarte check --help",
+            id="check-bad-value",
+        ),
+        pytest.param(
+            ["stats", "run", "--pgnn", "x.pgn"],
+            "ecarte stats: error: unrecognized argument --pgnn (did you mean --pgn?); "
+            "see ecarte stats --help",
+            id="stats-misspelt",
+        ),
+        pytest.param(
+            ["report", "run", "extra"],
+            "ecarte report: error: unrecognized argument extra; see ecarte report --help",
+            id="report-extra-positional",
+        ),
+        pytest.param(
+            ["merge", "a", "b"],
+            "ecarte merge: error: the following arguments are required: --out; "
+            "see ecarte merge --help",
+            id="merge-missing",
+        ),
+        pytest.param(
+            ["show", "run", "x"],
+            "ecarte show: error: argument game: invalid int value: 'x'; see ecarte show --help",
+            id="show-bad-type",
+        ),
+        pytest.param(
+            ["play", "random", "--seat", "2"],
+            "ecarte play: error: argument --seat: invalid choice: 2 (choose from 0, 1); "
+            "see ecarte play --help",
+            id="play-bad-choice",
+        ),
+        pytest.param(
+            ["tournamnt"],
+            "ecarte: error: unknown command 'tournamnt' (did you mean tournament?); "
+            "see ecarte --help",
+            id="unknown-command",
+        ),
+        pytest.param(
+            [],
+            "ecarte: error: the following arguments are required: command; see ecarte --help",
+            id="no-command",
+        ),
+    ],
+)
+def test_a_command_line_error_is_one_line_naming_the_subcommand(
+    tmp_path: Path, argv: list[str], line: str
+) -> None:
+    """No usage block first: the subcommand, the problem, a close option, where help is."""
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", *argv],
+        env=ENV,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == line + "\n"
+
+
+def _help(*argv: str) -> str:
+    """``ecarte ARGV --help`` as a user reads it (argparse wraps to the terminal's width)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", *argv, "--help"],
+        env={**ENV, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    return result.stdout
+
+
+def test_help_gives_the_defaults_and_the_clock_units() -> None:
+    check = _help("check")
+    assert "most games to play against random (default 30)" in check
+    assert "time for each decision in milliseconds (default 2000)" in check
+    assert "--clock MS  " in check and "MS milliseconds per bot and game" in check
+    assert "clock increment per decision in milliseconds (default 0)" in check
+    match = _help("match")
+    assert "(default 20)" in match and "milliseconds (default 1000)" in match
+    assert "BASE seconds with an increment of INC seconds" in match
+    assert "rules preset: default or cavendish (default: default)" in _help("play")
+
+
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
     """`ecarte --version` prints the version of pyproject.toml and exits 0."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -255,6 +359,28 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "its stderr ends: mybot: cannot load weights" in result.stdout
     assert "stopped after game 3" in result.stdout
+
+
+def test_a_crash_in_a_match_names_its_stderr_log(tmp_path: Path) -> None:
+    """The fault line quotes the panic (not only the note after it) and the fix names
+    the file the bot's whole stderr went to."""
+    out = tmp_path / "run"
+    bot = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'proto_panic.py'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "arbiter", "match", bot, "random", "--games=2", f"--out={out}"],
+        env=ENV,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3, result.stderr
+    log = out / "logs" / "proto_panic.stderr.log"
+    assert "panicked at src/main.rs:312:5:" in log.read_text()
+    fault = next(ln for ln in result.stderr.splitlines() if "proto_panic faulted" in ln)
+    assert "its stderr ends: thread 'main' panicked at src/main.rs:312:5: | index out" in fault
+    assert f"fix: the bot exited: its stderr log {log} shows why" in fault
+    assert "OUT/logs" not in result.stderr
 
 
 @pytest.mark.slow

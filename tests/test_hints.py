@@ -45,6 +45,22 @@ def _decode_detail(line: bytes) -> str:
             "the Python that has the package installed",
         ),
         ("disconnected", "exited with code 0", None, "keeps running"),
+        (
+            "disconnected",
+            "exited with code 101; its stderr ends: panicked | note; its stderr log: "
+            "run/logs/mybot.stderr.log",
+            None,
+            "its stderr log run/logs/mybot.stderr.log shows why",
+        ),
+        (
+            "disconnected",
+            "killed by SIGSEGV; its stderr log: run/logs/mybot.stderr.log",
+            None,
+            "its stderr log run/logs/mybot.stderr.log may say why",
+        ),
+        ("disconnected", "exited with code 1; its stderr ends: boom", None, "(quoted)"),
+        ("disconnected", "exited with code 1", None, "wrote nothing to stderr"),
+        ("disconnected", "killed by SIGKILL", None, "run its command by hand"),
         ("disconnected", "closed its stdout while still running", None, "open until"),
         ("illegal_action", "'10H' is not a card", '{"action": "play 10H"}', "ten is written T"),
         ("illegal_action", "KS is not in your hand", '{"action": "play KS"}', "legal actions"),

@@ -282,12 +282,25 @@ def _need_browser() -> str:
     return CHROMIUM
 
 
+def _terminal_crosstable_rows(run: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The engines of ``ecarte stats``'s crosstable, top to bottom, as printed."""
+    capsys.readouterr()
+    assert cli_main(["stats", str(run)]) == 0
+    text = capsys.readouterr().out
+    block = text[text.index("== crosstable") :].split("\n\n")[0].splitlines()
+    return [line.split()[0] for line in block[2:]]
+
+
 @pytest.mark.slow
-def test_replay_steps_through_a_deal_in_a_headless_browser(run: Path, tmp_path: Path) -> None:
+def test_replay_steps_through_a_deal_in_a_headless_browser(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from playwright.sync_api import sync_playwright
 
     chromium = _need_browser()
     records = _records(run)
+    ranked = _terminal_crosstable_rows(run, capsys)
+    assert sorted(ranked) == ["cheat", "greedy", "r1"] and ranked != sorted(ranked)
     # A deal in which a seat discarded: its cards must show in that seat's view only.
     game, deal_index, me, discard = next(
         (rec, i, a.seat, a.action.split()[1:])
@@ -330,6 +343,18 @@ def test_replay_steps_through_a_deal_in_a_headless_browser(run: Path, tmp_path: 
                 "[...document.querySelectorAll('canvas')].map(c => !!Chart.getChart(c))"
             )
             assert drawn == [True] * 5
+            # The crosstable's rows (top to bottom) and columns (left to right) are in
+            # the order of the terminal's, where they are read.
+            rows, columns = page.evaluate(
+                """() => {
+                  const c = Chart.getChart(document.getElementById("chart-crosstable"));
+                  const seen = (s) => s.getLabels()
+                    .map((label, i) => [s.getPixelForValue(i), label])
+                    .sort((a, b) => a[0] - b[0]).map((p) => p[1]);
+                  return [seen(c.scales.y), seen(c.scales.x)];
+                }"""
+            )
+            assert rows == ranked and columns == ranked
             # The games list filters by engine, result and fault.
             page.select_option("#filter-engine", "cheat")
             page.select_option("#filter-fault", "illegal_action")

@@ -27,8 +27,10 @@ from arbiter.play import ChoiceError, Screen, parse_choice
 from arbiter.record import GameRecord, rereferee
 from arbiter.rules import make_rules, new_game
 from arbiter.show import Style
-from protocol.messages import Deal, EventNotice
+from protocol.messages import Deal, EventNotice, decode_to_bot
 from protocol.view import CardPlayed, Observation
+from tests.test_referee import make_referee, random_players
+from tests.test_referee import play as play_referee
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -37,7 +39,11 @@ SYMBOLS = str.maketrans("♠♥♦♣", "SHDC")
 
 
 def _view(
-    phase: str, hand: list[str], legal: list[str], trick: list[str] | None = None
+    phase: str,
+    hand: list[str],
+    legal: list[str],
+    trick: list[str] | None = None,
+    stock: int = 21,
 ) -> Observation:
     return Observation(
         seat=0,
@@ -50,7 +56,7 @@ def _view(
         hand=hand,
         turnup="7C",
         trump="C",
-        stock=21,
+        stock=stock,
         vulnerable=[False, False],
         exchanges=0,
         discards=[],
@@ -67,6 +73,7 @@ TRICK = _view("trick", HAND, ["KS", "9S"], trick=["JS"])
 PROPOSE = _view("propose", HAND, ["stand", "propose"])
 DISCARDS = ["discard " + " ".join(c) for c in (["KS"], ["9S"], ["KS", "9S"], HAND)]
 DISCARD = _view("discard", HAND, DISCARDS)
+LAST_CARD = _view("discard", HAND, [f"discard {c}" for c in HAND], stock=1)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +108,8 @@ def test_a_number_or_notation_names_a_legal_action(
         ("7H", TRICK, "7H is not in your hand"),
         ("AH", TRICK, "AH cannot be played: JS was led and you must follow suit"),
         ("6", DISCARD, "no card 6 in your hand"),
-        ("AH", DISCARD, "you may discard 1 to 5 cards now, not 1"),
+        ("AH", DISCARD, "you must discard between 1 and 5 cards, not 1"),
+        ("1 2", LAST_CARD, "you must discard exactly 1 card (only 1 left in the stock), not 2"),
         ("7H", DISCARD, "7H is not in your hand"),
         ("1 1", DISCARD, "KS is listed twice"),
         ("0", DISCARD, "you must discard at least 1 card"),
@@ -142,6 +150,34 @@ def test_the_screen_uses_suit_symbols_or_plain_notation() -> None:
         EventNotice(event=CardPlayed(seat=1, card="TH"))
     )
     assert "\x1b[31mT♥\x1b[0m" in red[0]
+
+
+def test_a_deal_heading_gives_the_score_before_a_turned_up_king() -> None:
+    """The screen follows the referee's messages: a deal starts from the score the deal
+    before ended on, and a turned-up king's point comes as the deal's first score."""
+    for seed in range(100):  # the first seeded random game with a king turned up
+        ref = make_referee(seed=seed, first_dealer=0)
+        stream = play_referee(ref, random_players(seed))[0]
+        if any(str(CARDS[deck[10]])[0] == "K" for deck in ref.decks[1:]):
+            break
+    screen = Screen(style=Style(symbols=False), seat=0)
+    lines = [ln for raw in stream for ln in screen.notice(decode_to_bot(raw))]
+    score = re.compile(r"score you (\d+) - (\d+)")
+    ended = [0, 0]
+    kings = 0
+    for i, line in enumerate(lines):
+        found = score.search(line)
+        if line.startswith("deal ") and found is not None:
+            assert [int(found[1]), int(found[2])] == ended, line
+            if " K" in lines[i + 1]:  # the turn-up
+                kings += 1
+                after = list(ended)
+                after[0 if "you deal" in line else 1] += 1
+                king = next(ln for ln in lines[i:] if "(king turned up)" in ln)
+                assert king.endswith(f"score you {after[0]} - {after[1]} {screen.opponent}")
+        elif line.startswith("  deal ") and " over" in line and found is not None:
+            ended = [int(found[1]), int(found[2])]
+    assert kings
 
 
 # ----------------------------------------------------------------------------- in a pty

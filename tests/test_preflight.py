@@ -77,9 +77,11 @@ def test_a_bot_that_dies_at_start_is_quoted(
     assert "engine 'broken' cannot start" in err
     assert f"(in {tmp_path})" in err  # the config file's directory
     assert "disconnected: " in err
-    assert (
-        "its stderr ends: ModuleNotFoundError: No module named 'protocol_that_is_not_installed'"
-        in err
+    # The traceback's last lines, the exception last.
+    assert "its stderr ends: Traceback (most recent call last): | " in err
+    assert err.rstrip().endswith(
+        "| import protocol_that_is_not_installed | "
+        "ModuleNotFoundError: No module named 'protocol_that_is_not_installed'"
     )
 
 

@@ -256,6 +256,12 @@ def test_discard_limited_by_the_stock_and_dealer_takes_none_when_empty() -> None
     act(st, "propose", "accept")
     options = legal(st)
     assert all(len(o.split()) == 2 for o in options), "only one card may be taken"
+    two = " ".join(format_action(DISCARD | st.hands[st.to_act]).split()[:3])
+    with pytest.raises(IllegalActionError) as info:
+        act(st, two)
+    assert ": must discard exactly 1 card (only 1 left in the stock), not 2; legal: " in str(
+        info.value
+    )
     st.apply(st.legal_actions()[0])
     assert st.stock_left == 0
     assert st.phase == Phase.TRICK, "stock empty: the dealer takes none and play begins"

@@ -462,3 +462,14 @@ def test_a_directory_too_large_to_search_is_named_in_a_warning(tmp_path: Path) -
         "for earlier runs' outputs, which a bot could read if there are any in it (keep run "
         "outputs out of engines' directories)"
     ]
+
+
+def test_the_docs_list_every_variable_of_the_minimal_environment() -> None:
+    """README and PROTOCOL §2.8 name each variable a bot gets, as the code passes them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    protocol = (ROOT / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = protocol[protocol.index("**§2.8**") : protocol.index("## §3")]
+    for key in (*sandbox.MINIMAL_ENV_KEYS, "HOME", "PWD"):
+        assert f"`{key}`" in section, key
+        assert readme.count(f"`{key}`") >= 2, key  # the env key's row and the safeguards
+    assert "LC_*" not in section + readme  # only LC_ALL and LC_CTYPE are passed on

@@ -123,6 +123,27 @@ def test_full_replay_shows_both_hands_exchanges_tricks_and_scores() -> None:
     assert "result: " in "\n".join(render_game(rec, style=Style(symbols=False)))
 
 
+def test_a_deal_heading_gives_the_score_before_a_turned_up_king() -> None:
+    rec = next(
+        r for r in map(_record, range(200)) if any(d.deck[10][0] == "K" for d in r.deals[1:])
+    )
+    lines = render_game(rec, style=Style(symbols=False))
+    headings = [ln for ln in lines if ln.startswith("deal ")]
+    closings = [ln for ln in lines if ln.startswith("  deal ") and ": tricks " in ln]
+    assert headings[0].endswith("score 0-0")
+    for n, (heading, closing) in enumerate(zip(headings[1:], closings, strict=False), 2):
+        # The score a deal starts from is the one the deal before ended on.
+        assert heading.endswith(closing[closing.rindex("score ") :]), n
+        if rec.deals[n - 1].deck[10][0] == "K":
+            dealer = rec.engines[rec.deals[n - 1].dealer]
+            at = lines.index(heading)
+            before = [int(x) for x in heading.rsplit(" ", 1)[1].split("-")]
+            before[rec.deals[n - 1].dealer] += 1
+            assert lines[at + 4] == (
+                f"  {dealer} scores 1 (king turned up): score {before[0]}-{before[1]}"
+            )
+
+
 @pytest.mark.parametrize("seat", [0, 1])
 def test_seat_view_hides_the_opponents_cards(seat: int) -> None:
     rec = _exchange_record()

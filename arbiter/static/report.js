@@ -42,7 +42,7 @@
   }
 
   // ---- crosstable as a heat map (row's score against column)
-  const names = figures.engines;
+  const names = figures.crosstable_order; // as the terminal's crosstable: best first
   const heat = (score) => {
     const t = score / 100; // 0 red … 0.5 pale … 1 green
     const r = Math.round(t < 0.5 ? 200 : 200 - (t - 0.5) * 2 * 150);
@@ -90,7 +90,9 @@
       },
       scales: {
         x: { type: "category", labels: names, offset: true, grid: { display: false }, position: "top" },
-        y: { type: "category", labels: names, offset: true, grid: { display: false } },
+        // The matrix plugin reverses its y axis by default, which put the first row at
+        // the bottom: unreversed, rows read top to bottom as in the terminal.
+        y: { type: "category", labels: names, offset: true, reverse: false, grid: { display: false } },
       },
     },
     plugins: [cellLabels],
