@@ -340,7 +340,11 @@ class SandboxPlan:
         writes = {os.path.realpath(p) for p in write_paths}
         # Another run with the same seed deals the same decks: its journal or resolved
         # config in a directory the bot may read would tell it every card.
-        runs, unsearched = find_runs(sorted(d for d in own | granted | writes if os.path.isdir(d)))
+        # A version manager's root (granted for its shims, see own_dirs) holds
+        # interpreters, not the bot's files: it is not searched.
+        searched = {d for d in own | granted | writes if os.path.isdir(d)}
+        searched -= {d for d in own if os.path.isdir(os.path.join(d, "shims"))}
+        runs, unsearched = find_runs(sorted(searched))
         secrets = {os.path.realpath(p) for p in secret} | set(runs)
         masks = []
         for real in sorted({os.path.realpath(h) for h in hidden} | secrets):

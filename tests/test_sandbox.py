@@ -154,6 +154,32 @@ def test_plan_hides_earlier_runs_in_the_engines_directories(tmp_path: Path) -> N
     assert plan.unsearched == ()
 
 
+def test_a_version_managers_root_is_not_searched_for_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python3`` through a pyenv shim grants pyenv's root: interpreters, 100,000+ files."""
+    shims = tmp_path / ".pyenv" / "shims"
+    shims.mkdir(parents=True)
+    (shims / "python3").write_text("#!/bin/sh\n")
+    (shims / "python3").chmod(0o755)
+    bot = tmp_path / "bots" / "bot.py"
+    bot.parent.mkdir()
+    bot.write_text("")
+    monkeypatch.setenv("PATH", str(shims))
+    searched: list[list[str]] = []
+    real_find_runs = sandbox.find_runs
+
+    def spy(roots: list[str], **kwargs: int) -> tuple[list[str], list[str]]:
+        searched.append(list(roots))
+        return real_find_runs(roots, **kwargs)
+
+    monkeypatch.setattr(sandbox, "find_runs", spy)
+    plan = SandboxPlan.for_engine(["python3", str(bot)], None, own_dir_configured=False)
+    root = os.path.realpath(tmp_path / ".pyenv")
+    assert root in plan.read_paths
+    assert searched == [[os.path.realpath(bot.parent)]]
+
+
 @pytest.mark.parametrize("case", ["out is the bot's directory", "bot inside an old run"])
 def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str) -> None:
     bot = tmp_path / "bot.py"
