@@ -62,6 +62,9 @@ def test_ctrl_c_stops_cleanly_and_prints_the_resume_command(tmp_path: Path) -> N
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite started in the background by a script inherits SIGINT ignored (the
+        # shell's rule for background jobs), and so would the arbiter: restore it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     journal = out / "games.jsonl"
     deadline = time.monotonic() + 60

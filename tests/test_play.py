@@ -12,6 +12,7 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
 import time
 from pathlib import Path
@@ -193,6 +194,9 @@ class Terminal:
         pid, fd = pty.fork()
         if pid == 0:  # the child
             try:
+                # A suite started in the background by a script inherits SIGINT ignored
+                # (the shell's rule for background jobs): ^C must reach the arbiter.
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.chdir(cwd)
                 os.execve(sys.executable, argv, env)
             finally:
