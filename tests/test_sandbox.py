@@ -193,6 +193,7 @@ def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str
         )
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_sandboxed_bot_cannot_read_an_earlier_run_in_its_own_directory(
     tmp_path: Path,
