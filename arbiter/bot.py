@@ -436,6 +436,9 @@ class Bot:
         self._stderr_done = trio.Event()
         self.log_context = ""
         """What the bot is doing (``game 12``): the prefix of its stderr lines in the log."""
+        self.ignored_quit = False
+        """Set by :meth:`stop` when the bot was told to quit and had not exited within the
+        grace period (it was then signalled)."""
         self.rewrite: Callable[[bytes], list[bytes]] | None = None
         """Turns each line of :meth:`request` and :meth:`send_many` into the lines sent
         (``ecarte check`` adds fields and messages a bot must ignore); None: unchanged."""
@@ -779,6 +782,7 @@ class Bot:
         with trio.move_on_after(grace):
             await exited.wait()
         if not exited.is_set():
+            self.ignored_quit = quit_line is not None and healthy
             _killpg(self.pgid, signal.SIGTERM)
             with trio.move_on_after(term_grace):
                 await exited.wait()

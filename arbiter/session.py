@@ -153,6 +153,9 @@ class BotSession:
         """Request ids increase across the games of one process."""
         self.last_stderr = b""
         """The end of the stderr of the last process stopped (to explain a crash)."""
+        self.ignored_quits = 0
+        """Processes of this session that did not exit within the grace period after
+        ``quit`` and were signalled (PROTOCOL §3.9.1)."""
         self.deal_sets_seen: set[int] = set()
         """Deal sets this process has played: it is never shown one twice."""
         self.nursery = nursery
@@ -258,6 +261,7 @@ class BotSession:
                 await done.wait()
         if bot is not None:
             self.last_stderr = bot.stderr_tail
+            self.ignored_quits += bot.ignored_quit
 
     def stderr_hint(self) -> str:
         """The last few non-empty lines the stopped process wrote to stderr, for a fault's

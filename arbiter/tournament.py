@@ -73,7 +73,7 @@ from arbiter.sandbox import (
     sandbox_enabled,
 )
 from arbiter.schedule import ScheduledGame, make_schedule, shard
-from arbiter.session import BotSession
+from arbiter.session import QUIT_GRACE, BotSession
 from arbiter.version import VERSION
 
 __all__ = [
@@ -287,6 +287,14 @@ async def run_tournament(
             run.journal.close()
             if progress is not None:
                 progress.show(final=True)
+        if on_event is not None:
+            for name, count in sorted(run.ignored_quits.items()):
+                if count:
+                    on_event(
+                        f"warning: engine {name!r}: {count} of its processes did not exit "
+                        f"within {QUIT_GRACE:g} s of quit and were killed (PROTOCOL §3.9.1); "
+                        "each cost the run that wait"
+                    )
         return sorted(run.results.values(), key=lambda r: r.game_id)
 
 
@@ -574,14 +582,21 @@ class _SessionPool:
     stopped, or idle ones would pile up (one per engine per worker).
     """
 
-    def __init__(self, make: Callable[[str], BotSession]) -> None:
+    def __init__(
+        self, make: Callable[[str], BotSession], ignored_quits: collections.Counter[str]
+    ) -> None:
         self._make = make
         self._sessions: dict[str, BotSession] = {}
+        self._ignored_quits = ignored_quits
+
+    async def _stop(self, session: BotSession) -> None:
+        await session.stop()
+        self._ignored_quits[session.name] += session.ignored_quits
 
     async def pair(self, engines: tuple[str, str]) -> tuple[BotSession, BotSession]:
         """The sessions of seats 0 and 1 (started by the game itself)."""
         for name in [n for n in self._sessions if n not in engines]:
-            await self._sessions.pop(name).stop()
+            await self._stop(self._sessions.pop(name))
         for name in engines:
             if name not in self._sessions:
                 self._sessions[name] = self._make(name)
@@ -591,7 +606,7 @@ class _SessionPool:
         """Stop every process, even when cancelled."""
         with trio.CancelScope(shield=True):
             for session in self._sessions.values():
-                await session.stop()
+                await self._stop(session)
         self._sessions.clear()
 
 
@@ -621,6 +636,8 @@ class _Run:
         """Messages of games aborted by an arbiter error (not recorded)."""
         self.results: dict[int, GameResult] = {}
         """Every finished game, found on resume or played now."""
+        self.ignored_quits: collections.Counter[str] = collections.Counter()
+        """Per engine, processes that had to be signalled after ``quit``."""
         self.book = prep.book
         self.stopping = False
         """Set when ``stop_when`` says so: no new game is started."""
@@ -687,7 +704,7 @@ class _Run:
     async def worker(self, queue: Iterator[ScheduledGame]) -> None:
         """Take games from ``queue`` and play (or forfeit) them until none is left."""
         async with trio.open_nursery() as nursery:
-            pool = _SessionPool(lambda name: self.session(name, nursery))
+            pool = _SessionPool(lambda name: self.session(name, nursery), self.ignored_quits)
             try:
                 while not self.stopping:
                     game = next(queue, None)

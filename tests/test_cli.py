@@ -364,19 +364,24 @@ def test_check_quotes_the_error_a_crashing_bot_printed(tmp_path: Path) -> None:
     assert "stopped after game 3" in result.stdout
 
 
-def test_a_crash_in_a_match_names_its_stderr_log(tmp_path: Path) -> None:
-    """The fault line quotes the panic (not only the note after it) and the fix names
-    the file the bot's whole stderr went to."""
-    out = tmp_path / "run"
-    bot = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'proto_panic.py'}"
-    result = subprocess.run(
-        [sys.executable, "-m", "arbiter", "match", bot, "random", "--games=2", f"--out={out}"],
+def _match_against_random(bot: str, out: Path) -> subprocess.CompletedProcess[str]:
+    """``ecarte match`` of the test bot ``tests/bots/BOT.py`` against random, two games."""
+    command = f"{sys.executable} {ROOT / 'tests' / 'bots' / bot}.py"
+    return subprocess.run(
+        [sys.executable, "-m", "arbiter", "match", command, "random", "--games=2", f"--out={out}"],
         env=ENV,
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_a_crash_in_a_match_names_its_stderr_log(tmp_path: Path) -> None:
+    """The fault line quotes the panic (not only the note after it) and the fix names
+    the file the bot's whole stderr went to."""
+    out = tmp_path / "run"
+    result = _match_against_random("proto_panic", out)
     assert result.returncode == 3, result.stderr
     log = out / "logs" / "proto_panic.stderr.log"
     assert "panicked at src/main.rs:312:5:" in log.read_text()
@@ -384,6 +389,22 @@ def test_a_crash_in_a_match_names_its_stderr_log(tmp_path: Path) -> None:
     assert "its stderr ends: thread 'main' panicked at src/main.rs:312:5: | index out" in fault
     assert f"fix: the bot exited: its stderr log {log} shows why" in fault
     assert "OUT/logs" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_bot_that_lingers_after_quit_is_named_at_the_end(tmp_path: Path) -> None:
+    """Not exiting on quit costs no game but two seconds a process: the user is told."""
+    result = _match_against_random("proto_linger", tmp_path / "run")
+    assert result.returncode == 0, result.stderr
+    warning = [ln for ln in result.stderr.splitlines() if "of its processes" in ln]
+    assert len(warning) == 1, result.stderr
+    count = int(warning[0].split(": ")[2].split()[0])
+    assert count >= 1
+    assert warning[0] == (
+        f"warning: engine 'proto_linger': {count} of its processes did not exit within 2 s "
+        "of quit and were killed (PROTOCOL §3.9.1); each cost the run that wait"
+    )
+    assert "random'" not in result.stderr  # the engine that quits is not named
 
 
 @pytest.mark.slow
