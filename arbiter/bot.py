@@ -298,6 +298,40 @@ class _Child:
         return code
 
 
+def _closed_in_sandbox(read_fd: int, leader: int) -> bool:
+    """Whether only bubblewrap still holds the write end of the pipe ``read_fd`` reads.
+
+    A sandboxed bot's pipes are also open in bubblewrap's two processes (the monitor,
+    ``leader``, and the namespace's init), so a bot that closes its stdout and goes on
+    running never causes an end of file.  True when every process of the sandbox that
+    holds the pipe is one of those two; False when any other does, or when a process's
+    descriptors cannot be read (the bot made itself non-dumpable): then it is a timeout.
+    """
+    try:
+        pipe = f"pipe:[{os.fstat(read_fd).st_ino}]"
+    except OSError:
+        return False
+    children: dict[int, list[int]] = {}
+    for pid, _, parent, _ in proc_stats():
+        children.setdefault(parent, []).append(pid)
+    wrappers = {leader, *children.get(leader, ())}  # monitor and init, both bwrap
+    queue = [leader]
+    while queue:
+        pid = queue.pop()
+        queue.extend(children.get(pid, ()))
+        if pid in wrappers:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == pipe for fd in fds):
+                return False
+        except FileNotFoundError:
+            continue  # exited meanwhile
+        except OSError:
+            return False
+    return True
+
+
 def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
     """Start the process from the calling thread (the event loop's), never a worker thread.
 
@@ -619,7 +653,11 @@ class Bot:
             elapsed = trio.current_time() - start
             if sending:
                 raise BotTimeout(f"did not read its input within {elapsed:.3f} s")
-            raise BotTimeout(f"no reply within {elapsed:.3f} s", line=bytes(self._buffer) or None)
+            partial = bytes(self._buffer) or None
+            if self._proc.sandboxed and _closed_in_sandbox(self._stdout_fd, self._proc.pid):
+                # No end of file came only because bubblewrap's processes hold the pipe.
+                raise Disconnected("closed its stdout while still running", line=partial)
+            raise BotTimeout(f"no reply within {elapsed:.3f} s", line=partial)
         except BotFault as fault:
             if sending:
                 self._stdin_broken = True

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,15 +259,19 @@ def test_sandbox_modes_where_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> N
 # ----------------------------------------------------------------------------- attacks
 
 
+def _records(config: Path, out: Path, *, status: int) -> list[dict[str, Any]]:
+    """Run ``config`` into ``out`` (exit ``status`` expected); its game records."""
+    proc = _ecarte("tournament", config, "--out", out, "--quiet")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == status, err
+    return [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+
+
 @needs_sandbox
 def test_a_sandboxed_bot_cannot_write_into_its_opponents_pipe(tmp_path: Path) -> None:
     engine = f"{{name: framer, command: [{sys.executable}, {BOTS / 'hostile_framer.py'}]}}"
-    config = _config(tmp_path, engine, mode="on", games=4)
     out = tmp_path / "out"
-    proc = _ecarte("tournament", config, "--out", out, "--quiet")
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    records = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    records = _records(_config(tmp_path, engine, mode="on", games=4), out, status=0)
     assert len(records) == 4
     for r in records:
         offender = r["termination"]["offender"]
@@ -500,3 +505,15 @@ def test_the_docs_list_every_variable_of_the_minimal_environment() -> None:
         assert f"`{key}`" in section, key
         assert readme.count(f"`{key}`") >= 2, key  # the env key's row and the safeguards
     assert "LC_*" not in section + readme  # only LC_ALL and LC_CTYPE are passed on
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_a_sandboxed_bot_that_closes_its_stdout_is_disconnected_not_late(tmp_path: Path) -> None:
+    """bubblewrap holds the pipe open, so no end of file comes: the arbiter looks."""
+    engine = f"{{name: mute, command: [{sys.executable}, {BOTS / 'proto_close_stdout.py'}]}}"
+    config = _config(tmp_path, engine, mode="on", per_move_ms=300)
+    records = _records(config, tmp_path / "out", status=3)  # 3: the run had faults
+    assert [r["termination"]["reason"] for r in records] == ["disconnected"] * 2
+    for r in records:
+        assert r["termination"]["detail"].startswith("closed its stdout while still running")
