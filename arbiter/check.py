@@ -36,6 +36,7 @@ from arbiter.sandbox import (
     minimal_env,
     reap_escapees,
     sandbox_enabled,
+    unsearched_warnings,
 )
 from arbiter.session import BotSession
 
@@ -312,6 +313,8 @@ async def check_bot(
     """
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
+    warning = "\n".join([*([warning] if warning else []), *unsearched_warnings({"checked": plan})])
+    warning = warning or None
     command = BotCommand(
         argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
     )

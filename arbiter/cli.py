@@ -57,7 +57,7 @@ from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.rules import PRESETS, Seed, make_rules, seed_sha256
-from arbiter.sandbox import SandboxMode, SandboxUnavailable, guard_arbiter
+from arbiter.sandbox import SandboxConflict, SandboxMode, SandboxUnavailable, guard_arbiter
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
 from arbiter.tournament import (
@@ -1244,6 +1244,7 @@ def main(argv: list[str] | None = None) -> int:
         TournamentError,
         JournalError,
         PreflightError,
+        SandboxConflict,
         SandboxUnavailable,
     ) as exc:
         # Messages quote paths, config values and bots' own words: each line is made

@@ -48,7 +48,7 @@ from arbiter.journal import Journal, make_private_dir, open_private, write_priva
 from arbiter.preflight import preflight
 from arbiter.record import EngineInfo, GameRecord
 from arbiter.rules import Rules, RulesError, Seed, discard_span
-from arbiter.sandbox import SandboxMode, sandbox_enabled
+from arbiter.sandbox import SandboxMode, sandbox_enabled, unsearched_warnings
 from arbiter.session import BotSession
 from arbiter.show import SCORE_WORDS, Style, style_for
 from arbiter.tournament import (
@@ -57,7 +57,6 @@ from arbiter.tournament import (
     resolve_config,
     schedule_of,
     time_settings,
-    unsearched_warnings,
 )
 from protocol.messages import (
     Action,
@@ -667,7 +666,7 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
         say(warning)
     only = msgspec.structs.replace(config, engines=[engine])
     commands = engine_commands(only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out)
-    for line in unsearched_warnings(commands):
+    for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
         say(line)
     command = commands[engine.name]
     handshake = config.time_control.handshake_ms

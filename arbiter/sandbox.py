@@ -48,7 +48,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -70,6 +70,7 @@ __all__ = [
     "reap_escapees",
     "sandbox_enabled",
     "sandbox_unavailable",
+    "unsearched_warnings",
     "wrap_command",
 ]
 
@@ -338,25 +339,34 @@ class SandboxPlan:
         granted = {os.path.realpath(p) for p in allow_paths}
         reads = set(arena_paths()) | own | granted
         writes = {os.path.realpath(p) for p in write_paths}
+        visible = own | granted | writes
         # Another run with the same seed deals the same decks: its journal or resolved
-        # config in a directory the bot may read would tell it every card.
-        # A version manager's root (granted for its shims, see own_dirs) holds
-        # interpreters, not the bot's files: it is not searched.
-        searched = {d for d in own | granted | writes if os.path.isdir(d)}
-        searched -= {d for d in own if os.path.isdir(os.path.join(d, "shims"))}
+        # config where the bot may read would tell it every card.  Runs inside a
+        # visible directory are masked; one that holds a visible path is refused.
+        for path in sorted(visible):
+            run = _run_holding(path)
+            if run is not None:
+                files = [m for m in RUN_MARKERS if os.path.exists(os.path.join(run, m))]
+                raise SandboxConflict(
+                    f"{path}, which the engine may read, lies in {run}, which holds a run's "
+                    f"output ({' and '.join(files)}: its seed and its deals): move the engine "
+                    "or its grants out of it, or remove that file if it is no run's"
+                )
+        # A version manager's root holds interpreters, not the bot's files: not searched.
+        searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
         runs, unsearched = find_runs(sorted(searched))
         secrets = {os.path.realpath(p) for p in secret} | set(runs)
         masks = []
         for real in sorted({os.path.realpath(h) for h in hidden} | secrets):
             if _public(real):
                 continue
-            holds = [o for o in sorted(own | writes) if _inside(o, real)]
+            holds = [v for v in sorted(own | writes | granted) if _inside(v, real)]
             if holds:
                 if real in secrets:
                     raise SandboxConflict(
                         f"{real} holds a run's output (its seed and its deals) and is or "
-                        f"contains the engine's own directory {holds[0]}: the bot could read "
-                        "them; keep run outputs out of engines' directories (--out)"
+                        f"contains {holds[0]}, which the engine may read: keep run outputs "
+                        "out of engines' directories and grants (--out)"
                     )
                 continue
             if real in reads:
@@ -370,6 +380,31 @@ class SandboxPlan:
             network=network,
             unsearched=tuple(unsearched),
         )
+
+    def readable_dir_holding(self, path: str) -> str | None:
+        """The directory of this engine's own (or granted) that holds ``path``, or None.
+
+        ``path`` itself may be masked from the engine; other runs' bots of the same
+        engine, planned before ``path`` existed, would see it there.
+        """
+        real = os.path.realpath(path)
+        for visible in (*self.read_paths, *self.write_paths):
+            if not _public(visible) and _inside(real, visible):
+                return visible
+        return None
+
+
+def unsearched_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:
+    """A warning for each engine's directory too large to be searched whole for earlier
+    runs' outputs (which the sandbox could then not hide), by engine name."""
+    return [
+        f"warning: engine {name!r}: {where} holds over {SCAN_LIMIT:,} entries, too many to "
+        "search for earlier runs' outputs, which a bot could read if there are any in it "
+        "(keep run outputs out of engines' directories)"
+        for name, plan in plans.items()
+        if plan is not None
+        for where in plan.unsearched
+    ]
 
 
 def _public(path: str) -> bool:
@@ -392,10 +427,7 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
         if i == 0 and "/" not in arg:
             program = shutil.which(arg)
             if program is not None:
-                where = os.path.dirname(os.path.realpath(program))
-                # A version manager's shim (pyenv, asdf: ~/.pyenv/shims/python3) runs
-                # the manager, which needs its whole root directory.
-                found.add(os.path.dirname(where) if os.path.basename(where) == "shims" else where)
+                found.add(_manager_root(argv) or os.path.dirname(os.path.realpath(program)))
             continue
         if arg.startswith("-"):
             continue
@@ -403,6 +435,34 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
         if os.path.isfile(candidate):
             found.add(os.path.dirname(os.path.realpath(candidate)))
     return sorted(d for d in found if not _public(d))
+
+
+def _manager_root(argv: Sequence[str]) -> str | None:
+    """The root of the version manager whose shim the program is, found on ``PATH``
+    (pyenv, asdf: ``~/.pyenv/shims/python3`` runs the manager, which needs its whole
+    root directory), or None."""
+    if not argv or "/" in argv[0]:
+        return None
+    program = shutil.which(argv[0])
+    if program is None:
+        return None
+    where = os.path.dirname(os.path.realpath(program))
+    return os.path.dirname(where) if os.path.basename(where) == "shims" else None
+
+
+def _run_holding(path: str) -> str | None:
+    """The run output directory (one holding a :data:`RUN_MARKERS` file) that is
+    ``path`` or one of its parents, or None."""
+    current = path
+    while True:
+        if not _public(current) and any(
+            os.path.exists(os.path.join(current, m)) for m in RUN_MARKERS
+        ):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
 
 
 def wrap_command(
@@ -430,12 +490,15 @@ def wrap_command(
         if os.path.exists(path):
             args += ["--bind", path, path]
     for path in plan.hidden:
-        # Later mounts cover earlier ones: an empty directory, or /dev/null for a file.
+        # Later mounts cover earlier ones: an empty read-only directory (a writable one
+        # would be memory outside every limit), or /dev/null for a file.
         if os.path.isdir(path):
-            args += ["--tmpfs", path]
+            args += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             args += ["--ro-bind", "/dev/null", path]
     args += list(plan.extra_args)
+    # bwrap builds the root in memory: read-only once every mount point is made.
+    args += ["--remount-ro", "/"]
     start = os.path.realpath(cwd or os.getcwd())
     visible = (*plan.read_paths, *plan.write_paths)
     # The start directory exists inside when it is visible or holds a visible path

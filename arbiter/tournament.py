@@ -64,13 +64,13 @@ from arbiter.record import GameRecord, RecordError, TerminationReason, check_dec
 from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import (
-    SCAN_LIMIT,
     SandboxConflict,
     SandboxPlan,
     minimal_env,
     own_dirs,
     reap_escapees,
     sandbox_enabled,
+    unsearched_warnings,
 )
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 from arbiter.session import QUIT_GRACE, BotSession
@@ -87,7 +87,6 @@ __all__ = [
     "schedule_check",
     "schedule_of",
     "time_settings",
-    "unsearched_warnings",
 ]
 
 
@@ -242,8 +241,10 @@ async def run_tournament(
         commands = engine_commands(
             prep.config, base_dir, sandboxed=sandboxed, hidden=hidden_paths, out_dir=out_dir
         )
+        if config.seed is not None:
+            _check_visible_output(commands, out_dir, shard_spec is not None, on_event)
         if on_event is not None:
-            for line in unsearched_warnings(commands):
+            for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
                 on_event(line)
         # Before the preflight: with --debug, its traffic is logged there too.
         make_private_dir(out_dir / "logs")
@@ -370,17 +371,35 @@ def engine_commands(
     return commands
 
 
-def unsearched_warnings(commands: Mapping[str, BotCommand]) -> list[str]:
-    """A warning for each sandboxed engine whose directories were too large to search
-    whole for earlier runs' outputs (which the sandbox could then not hide)."""
-    return [
-        f"warning: engine {name!r}: {where} holds over {SCAN_LIMIT:,} files, too many to "
-        "search for earlier runs' outputs, which a bot could read if there are any in it "
-        "(keep run outputs out of engines' directories)"
-        for name, command in commands.items()
-        if command.sandbox is not None
-        for where in command.sandbox.unsearched
-    ]
+def _check_visible_output(
+    commands: Mapping[str, BotCommand],
+    out_dir: Path,
+    sharded: bool,
+    on_event: Callable[[str], None] | None,
+) -> None:
+    """With a fixed seed, an output directory inside a directory a sandboxed engine may
+    read: refused for a shard, else a warning.
+
+    This run's bots do not see it (it is masked), nor do later runs' (earlier outputs
+    are found and masked), but the bots of another run with the same seed started
+    *before* this directory existed would: shards are meant to run side by side.
+    """
+    for name, command in commands.items():
+        if command.sandbox is None:
+            continue
+        holder = command.sandbox.readable_dir_holding(str(out_dir))
+        if holder is None:
+            continue
+        what = (
+            f"the output directory {out_dir} lies inside {holder}, which engine {name!r} "
+            "may read, and the seed is fixed: the bots of another run with this seed "
+            "started before this one (a shard beside it) could read every deck from it"
+        )
+        if sharded:
+            raise TournamentError(f"{what}; choose an --out outside it")
+        if on_event is not None:
+            on_event(f"warning: {what}; an --out outside it rules that out")
+        return
 
 
 @contextlib.contextmanager

@@ -181,6 +181,39 @@ def test_a_version_managers_root_is_not_searched_for_runs(
     assert searched == [[os.path.realpath(bot.parent)]]
 
 
+def test_a_shims_directory_of_the_bots_own_does_not_stop_the_search(tmp_path: Path) -> None:
+    """Only a version manager's root reached through ``PATH`` is spared the search."""
+    bot = tmp_path / "bot.py"
+    bot.write_text("")
+    (tmp_path / "shims").mkdir()
+    old = _old_run(tmp_path / "tournaments" / "r1")
+    plan = SandboxPlan.for_engine([sys.executable, str(bot)], None, own_dir_configured=False)
+    assert plan.hidden == (os.path.realpath(old),)
+
+
+@pytest.mark.parametrize("case", ["grant inside the output", "bot in a run's logs"])
+def test_a_grant_or_bot_inside_a_run_output_is_refused(tmp_path: Path, case: str) -> None:
+    """A path the engine may read must not lie in a run's output: masking the run would
+    mask the grant, and leaving it would show the seed or the logs."""
+    out = tmp_path / "out"
+    (out / "logs").mkdir(parents=True)
+    bot = tmp_path / "bots" / "bot.py"
+    bot.parent.mkdir()
+    bot.write_text("")
+    if case == "grant inside the output":  # of the run being started: nothing in it yet
+        argv, allow, secret = [sys.executable, str(bot)], [str(out / "logs")], [str(out)]
+        why = "keep run outputs out of engines' directories and grants"
+    else:
+        (out / "games.jsonl").write_text("")
+        (out / "logs" / "look.py").write_text("")
+        argv, allow, secret = [sys.executable, str(out / "logs" / "look.py")], [], []
+        why = r"lies in .*out, which holds a run's output \(games.jsonl: its seed"
+    with pytest.raises(sandbox.SandboxConflict, match=why):
+        SandboxPlan.for_engine(
+            argv, None, own_dir_configured=False, allow_paths=allow, secret=secret
+        )
+
+
 @pytest.mark.parametrize("case", ["out is the bot's directory", "bot inside an old run"])
 def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str) -> None:
     bot = tmp_path / "bot.py"
@@ -188,7 +221,8 @@ def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str
     if case == "bot inside an old run":
         (tmp_path / "games.jsonl").write_text("")
     secret = [str(tmp_path)] if case == "out is the bot's directory" else []
-    with pytest.raises(sandbox.SandboxConflict, match="keep run outputs out of engines"):
+    why = "keep run outputs out of engines" if secret else r"lies in .*, which holds a run's"
+    with pytest.raises(sandbox.SandboxConflict, match=why):
         SandboxPlan.for_engine(
             [sys.executable, str(bot)], None, own_dir_configured=False, secret=secret
         )
@@ -450,7 +484,7 @@ def test_memory_limit_caps_the_sandboxes_in_memory_files_and_dev_is_read_only(
     code = (
         "import errno, json\n"
         "out = {}\n"
-        "for path in ('/tmp/fill', '/dev/shm/fill', '/dev/fill'):\n"
+        "for path in ('/tmp/fill', '/dev/shm/fill', '/dev/fill', '/fill', HIDDEN + '/fill'):\n"
         "    written = 0\n"
         "    try:\n"
         "        with open(path, 'wb') as f:\n"
@@ -461,13 +495,21 @@ def test_memory_limit_caps_the_sandboxes_in_memory_files_and_dev_is_read_only(
         "        out[path] = [errno.errorcode[exc.errno], written]\n"
         "print(json.dumps(out))\n"
     )
-    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    # A masked directory (here: another engine's) must not be a writable tmpfs either.
+    mine, other = tmp_path / "mine", tmp_path / "mine" / "other"
+    other.mkdir(parents=True)
+    code = f"HIDDEN = {str(other)!r}\n" + code
+    plan = SandboxPlan.for_engine(
+        [sys.executable], str(mine), own_dir_configured=True, hidden=[str(other)]
+    )
     argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan, memory_mb=8)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
     found = json.loads(done.stdout)
     assert found["/tmp/fill"][0] == "ENOSPC" and found["/tmp/fill"][1] <= 8
     assert found["/dev/shm/fill"][0] == "ENOSPC" and found["/dev/shm/fill"][1] <= 8
     assert found["/dev/fill"] == ["EROFS", 0]
+    assert found["/fill"] == ["EROFS", 0]  # bwrap's root is memory too
+    assert found[str(other) + "/fill"] == ["EROFS", 0]
     # Without a memory limit the same bot writes its 32 MiB to /tmp.
     argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
@@ -475,9 +517,6 @@ def test_memory_limit_caps_the_sandboxes_in_memory_files_and_dev_is_read_only(
 
 
 def test_a_directory_too_large_to_search_is_named_in_a_warning(tmp_path: Path) -> None:
-    from arbiter.bot import BotCommand
-    from arbiter.tournament import unsearched_warnings
-
     for i in range(5):
         (tmp_path / f"d{i}").mkdir()
     bot = tmp_path / "bot.py"
@@ -488,9 +527,9 @@ def test_a_directory_too_large_to_search_is_named_in_a_warning(tmp_path: Path) -
     limited = sandbox.find_runs([str(tmp_path)], limit=2)
     assert limited == ([], [str(tmp_path)])
     big = SandboxPlan(read_paths=plan.read_paths, unsearched=(str(tmp_path),))
-    warnings = unsearched_warnings({"big": BotCommand(argv, sandbox=big), "bare": BotCommand(argv)})
+    warnings = sandbox.unsearched_warnings({"big": big, "bare": None})
     assert warnings == [
-        f"warning: engine 'big': {tmp_path} holds over 100,000 files, too many to search "
+        f"warning: engine 'big': {tmp_path} holds over 100,000 entries, too many to search "
         "for earlier runs' outputs, which a bot could read if there are any in it (keep run "
         "outputs out of engines' directories)"
     ]
@@ -517,3 +556,59 @@ def test_a_sandboxed_bot_that_closes_its_stdout_is_disconnected_not_late(tmp_pat
     assert [r["termination"]["reason"] for r in records] == ["disconnected"] * 2
     for r in records:
         assert r["termination"]["detail"].startswith("closed its stdout while still running")
+
+
+@needs_sandbox
+@pytest.mark.parametrize("sharded", [True, False], ids=["shard", "whole"])
+def test_a_fixed_seed_output_inside_an_engines_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sharded: bool
+) -> None:
+    """Shards share a seed and run side by side: a shard's output where the other
+    shard's bots may read is refused; a whole run with a fixed seed is warned about."""
+    from arbiter.cli import main as cli_main
+
+    home = tmp_path / "mybot"
+    home.mkdir()
+    config = home / "t.yaml"
+    config.write_text(
+        "engines:\n"
+        f"  - {{name: mine, command: [{sys.executable}, -m, engines.random.bot], cwd: .}}\n"
+        "  - {name: random, builtin: random}\n"
+        "games_per_pairing: 2\nseed: 0123456789abcdef0123456789abcdef\nsandbox: on\n"
+    )
+    out = home / "runs" / "s1"
+    args = ["tournament", str(config), "--out", str(out), "--quiet"]
+    code = cli_main([*args, "--shard", "1/2"] if sharded else args)
+    err = capsys.readouterr().err
+    what = (
+        f"the output directory {out} lies inside {os.path.realpath(home)}, which engine 'mine' "
+        "may read, and the seed is fixed"
+    )
+    assert what in err
+    if sharded:
+        assert code == 2 and "choose an --out outside it" in err
+        assert not (out / "games.jsonl").exists()
+    else:
+        assert code == 0 and f"warning: {what}" in err
+        assert len((out / "games.jsonl").read_text().splitlines()) == 2
+
+
+@needs_sandbox
+def test_check_refuses_a_bot_kept_inside_a_run_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arbiter.cli import main as cli_main
+
+    old = _old_run(tmp_path / "r1")
+    (old / "logs").mkdir()
+    bot = old / "logs" / "look.py"
+    bot.write_text("")
+    code = cli_main(["check", f"{sys.executable} {bot}", "--games", "1"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2
+    assert err == [
+        f"ecarte check: error: {os.path.realpath(bot.parent)}, which the engine may read, "
+        f"lies in {os.path.realpath(old)}, which holds a run's output (config.resolved.json: "
+        "its seed and its deals): move the engine or its grants out of it, or remove that "
+        "file if it is no run's"
+    ]
