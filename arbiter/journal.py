@@ -26,6 +26,7 @@ Everything the arbiter writes under ``OUT/`` is owner-only (files 0600, director
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -269,8 +270,20 @@ def encode_record(record: GameRecord) -> bytes:
 
 
 def open_private(path: Path, flags: int, *, buffering: int = -1) -> BinaryIO:
-    """Open ``path`` for binary writing, created (or re-moded) 0600 whatever the umask."""
-    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """Open ``path`` for binary writing, created (or re-moded) 0600 whatever the umask.
+
+    A symbolic link in its place is refused (:class:`JournalError`): the arbiter never
+    writes through one, which a bot might have planted to have a file of its choosing
+    written (or the seed written where it can read it).
+    """
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise JournalError(
+            f"{path} is a symbolic link: the arena does not write its files through one (remove it)"
+        ) from None
     try:
         os.fchmod(fd, 0o600)
         file: BinaryIO = os.fdopen(fd, "ab" if flags & os.O_APPEND else "wb", buffering=buffering)

@@ -254,6 +254,8 @@ RUN_MARKERS: Final = ("games.jsonl", "config.resolved.json")
 """Files that make a directory an arena run's output: a journal (every card of every
 deal) or a resolved config (the seed, hence every deck)."""
 
+_MARKER_HOLDS: Final = {"games.jsonl": "every deal", "config.resolved.json": "the seed"}
+
 SCAN_LIMIT: Final = 100_000
 """Most directory entries searched for earlier runs' outputs in one engine's visible
 directories (a bot kept in a home directory must not stall the start)."""
@@ -346,20 +348,27 @@ class SandboxPlan:
         for path in sorted(visible):
             run = _run_holding(path)
             if run is not None:
-                files = [m for m in RUN_MARKERS if os.path.exists(os.path.join(run, m))]
+                files = [
+                    f"{m}: {_MARKER_HOLDS[m]}"
+                    for m in RUN_MARKERS
+                    if os.path.exists(os.path.join(run, m))
+                ]
+                may = "read and write" if path in writes else "read"
+                where = "holds" if path == run else f"lies in {run}, which holds"
                 raise SandboxConflict(
-                    f"{path}, which the engine may read, lies in {run}, which holds a run's "
-                    f"output ({' and '.join(files)}: its seed and its deals): move the engine "
-                    "or its grants out of it, or remove that file if it is no run's"
+                    f"{path}, which the engine may {may}, {where} a run's output "
+                    f"({'; '.join(files)}): move the engine or its grants out of it, or "
+                    "remove that file if it is no run's"
                 )
         # A version manager's root holds interpreters, not the bot's files: not searched.
         searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
         runs, unsearched = find_runs(sorted(searched))
         secrets = {os.path.realpath(p) for p in secret} | set(runs)
         masks = []
+        # System directories are visible too (bound in every sandbox): an output under
+        # /opt or /usr/src is masked like one in the engine's own directory.
+        shown = (*reads, *writes, *(p for p in SYSTEM_PATHS if os.path.isdir(p)))
         for real in sorted({os.path.realpath(h) for h in hidden} | secrets):
-            if _public(real):
-                continue
             holds = [v for v in sorted(own | writes | granted) if _inside(v, real)]
             if holds:
                 if real in secrets:
@@ -371,7 +380,7 @@ class SandboxPlan:
                 continue
             if real in reads:
                 reads.discard(real)
-            elif any(_inside(real, r) for r in reads | writes):
+            elif any(_inside(real, r) for r in shown):
                 masks.append(real)
         return cls(
             read_paths=tuple(sorted(reads)),
@@ -381,15 +390,22 @@ class SandboxPlan:
             unsearched=tuple(unsearched),
         )
 
-    def readable_dir_holding(self, path: str) -> str | None:
-        """The directory of this engine's own (or granted) that holds ``path``, or None.
+    def dir_holding(self, path: str, *, writable: bool = False) -> str | None:
+        """The directory this engine may read (``writable``: write) that holds ``path``,
+        system directories included, or None.
 
-        ``path`` itself may be masked from the engine; other runs' bots of the same
-        engine, planned before ``path`` existed, would see it there.
+        ``path`` itself may be masked from the engine; the bots of another run,
+        started before ``path`` existed, would see it there (and could have written
+        into it beforehand, with ``writable``).
         """
         real = os.path.realpath(path)
-        for visible in (*self.read_paths, *self.write_paths):
-            if not _public(visible) and _inside(real, visible):
+        if writable:
+            places: Iterable[str] = self.write_paths
+        else:
+            system = (p for p in SYSTEM_PATHS if os.path.isdir(p) and not os.path.islink(p))
+            places = (*self.read_paths, *self.write_paths, *system)
+        for visible in places:
+            if _inside(real, visible):
                 return visible
         return None
 
@@ -500,7 +516,7 @@ def wrap_command(
     # bwrap builds the root in memory: read-only once every mount point is made.
     args += ["--remount-ro", "/"]
     start = os.path.realpath(cwd or os.getcwd())
-    visible = (*plan.read_paths, *plan.write_paths)
+    visible = (*plan.read_paths, *plan.write_paths, *(p for p in SYSTEM_PATHS if os.path.isdir(p)))
     # The start directory exists inside when it is visible or holds a visible path
     # (bwrap creates the parents of its mount points); else the private /tmp.
     if not any(_inside(start, v) or _inside(v, start) for v in visible):

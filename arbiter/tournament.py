@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import fcntl
 import math
 import os
@@ -241,8 +242,7 @@ async def run_tournament(
         commands = engine_commands(
             prep.config, base_dir, sandboxed=sandboxed, hidden=hidden_paths, out_dir=out_dir
         )
-        if config.seed is not None:
-            _check_visible_output(commands, out_dir, shard_spec is not None, on_event)
+        _check_visible_output(commands, out_dir, sharded=shard_spec is not None)
         if on_event is not None:
             for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
                 on_event(line)
@@ -372,39 +372,49 @@ def engine_commands(
 
 
 def _check_visible_output(
-    commands: Mapping[str, BotCommand],
-    out_dir: Path,
-    sharded: bool,
-    on_event: Callable[[str], None] | None,
+    commands: Mapping[str, BotCommand], out_dir: Path, *, sharded: bool
 ) -> None:
-    """With a fixed seed, an output directory inside a directory a sandboxed engine may
-    read: refused for a shard, else a warning.
+    """Refuse an output directory that a sandboxed engine may write into, and for a
+    shard one it may read.
 
-    This run's bots do not see it (it is masked), nor do later runs' (earlier outputs
-    are found and masked), but the bots of another run with the same seed started
-    *before* this directory existed would: shards are meant to run side by side.
+    This run's bots do not see the output directory (it is masked), but a bot that may
+    write there could have prepared it (links the arbiter would write through), and
+    shards share their seed and run side by side: the bots of one, started before the
+    other's output existed, would read every deal in it.
     """
     for name, command in commands.items():
         if command.sandbox is None:
             continue
-        holder = command.sandbox.readable_dir_holding(str(out_dir))
-        if holder is None:
-            continue
-        what = (
-            f"the output directory {out_dir} lies inside {holder}, which engine {name!r} "
-            "may read, and the seed is fixed: the bots of another run with this seed "
-            "started before this one (a shard beside it) could read every deck from it"
-        )
-        if sharded:
-            raise TournamentError(f"{what}; choose an --out outside it")
-        if on_event is not None:
-            on_event(f"warning: {what}; an --out outside it rules that out")
-        return
+        holder = command.sandbox.dir_holding(str(out_dir), writable=True)
+        if holder is not None:
+            raise TournamentError(
+                f"the output directory {out_dir} lies inside {holder}, which engine "
+                f"{name!r} may write into (write_paths): the bot could have prepared files "
+                "there; choose an --out outside it"
+            )
+        holder = command.sandbox.dir_holding(str(out_dir)) if sharded else None
+        if holder is not None:
+            raise TournamentError(
+                f"the output directory {out_dir} of this shard lies inside {holder}, which "
+                f"engine {name!r} may read: the bots of the other shards, which share the "
+                "seed and run beside it, could read every deal from it; choose an --out "
+                "outside it"
+            )
 
 
 @contextlib.contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
-    fd = os.open(out_dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(
+            out_dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
+        )
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise TournamentError(
+            f"{out_dir / '.lock'} is a symbolic link: the arena does not write through one "
+            "(remove it)"
+        ) from None
     os.fchmod(fd, 0o600)
     try:
         try:

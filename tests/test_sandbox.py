@@ -207,7 +207,7 @@ def test_a_grant_or_bot_inside_a_run_output_is_refused(tmp_path: Path, case: str
         (out / "games.jsonl").write_text("")
         (out / "logs" / "look.py").write_text("")
         argv, allow, secret = [sys.executable, str(out / "logs" / "look.py")], [], []
-        why = r"lies in .*out, which holds a run's output \(games.jsonl: its seed"
+        why = r"lies in .*out, which holds a run's output \(games.jsonl: every deal\)"
     with pytest.raises(sandbox.SandboxConflict, match=why):
         SandboxPlan.for_engine(
             argv, None, own_dir_configured=False, allow_paths=allow, secret=secret
@@ -221,7 +221,7 @@ def test_a_run_output_that_cannot_be_hidden_is_refused(tmp_path: Path, case: str
     if case == "bot inside an old run":
         (tmp_path / "games.jsonl").write_text("")
     secret = [str(tmp_path)] if case == "out is the bot's directory" else []
-    why = "keep run outputs out of engines" if secret else r"lies in .*, which holds a run's"
+    why = "keep run outputs out of engines" if secret else r"may read, holds a run's output"
     with pytest.raises(sandbox.SandboxConflict, match=why):
         SandboxPlan.for_engine(
             [sys.executable, str(bot)], None, own_dir_configured=False, secret=secret
@@ -559,38 +559,77 @@ def test_a_sandboxed_bot_that_closes_its_stdout_is_disconnected_not_late(tmp_pat
 
 
 @needs_sandbox
-@pytest.mark.parametrize("sharded", [True, False], ids=["shard", "whole"])
-def test_a_fixed_seed_output_inside_an_engines_directory(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], sharded: bool
+@pytest.mark.parametrize("case", ["shard", "whole", "write grant"])
+def test_an_output_a_bot_could_prepare_or_a_shard_could_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
 ) -> None:
-    """Shards share a seed and run side by side: a shard's output where the other
-    shard's bots may read is refused; a whole run with a fixed seed is warned about."""
+    """Shards share a seed and run side by side: a shard's output where a bot may read is
+    refused; so is any output where a bot may write. A whole run's output in the bot's
+    directory is fine: masked from its bots, and found and masked by later runs."""
     from arbiter.cli import main as cli_main
 
     home = tmp_path / "mybot"
-    home.mkdir()
+    (home / "data").mkdir(parents=True)
+    grant = ", write_paths: [data]" if case == "write grant" else ""
     config = home / "t.yaml"
     config.write_text(
         "engines:\n"
-        f"  - {{name: mine, command: [{sys.executable}, -m, engines.random.bot], cwd: .}}\n"
+        f"  - {{name: mine, command: [{sys.executable}, -m, engines.random.bot], cwd: .{grant}}}\n"
         "  - {name: random, builtin: random}\n"
         "games_per_pairing: 2\nseed: 0123456789abcdef0123456789abcdef\nsandbox: on\n"
     )
-    out = home / "runs" / "s1"
+    out = home / ("data" if case == "write grant" else "runs") / "s1"
     args = ["tournament", str(config), "--out", str(out), "--quiet"]
-    code = cli_main([*args, "--shard", "1/2"] if sharded else args)
+    code = cli_main([*args, "--shard", "1/2"] if case == "shard" else args)
     err = capsys.readouterr().err
-    what = (
-        f"the output directory {out} lies inside {os.path.realpath(home)}, which engine 'mine' "
-        "may read, and the seed is fixed"
-    )
-    assert what in err
-    if sharded:
-        assert code == 2 and "choose an --out outside it" in err
-        assert not (out / "games.jsonl").exists()
-    else:
-        assert code == 0 and f"warning: {what}" in err
+    real = os.path.realpath(home)
+    if case == "whole":
+        assert code == 0, err
+        assert "warning" not in err
         assert len((out / "games.jsonl").read_text().splitlines()) == 2
+        return
+    assert code == 2
+    assert not (out / "games.jsonl").exists()
+    if case == "shard":
+        assert (
+            f"the output directory {out} of this shard lies inside {real}, which engine "
+            "'mine' may read: the bots of the other shards"
+        ) in err
+    else:
+        assert (
+            f"the output directory {out} lies inside {real}/data, which engine 'mine' may "
+            "write into (write_paths): the bot could have prepared files there"
+        ) in err
+
+
+def test_an_output_under_a_directory_every_bot_reads_is_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An --out in the arena's own tree, the virtual environment or /opt is masked too."""
+    public = tmp_path / "venv"
+    out = public / "runs" / "r1"
+    out.mkdir(parents=True)
+    monkeypatch.setattr(sandbox, "arena_paths", lambda: (str(public),))
+    bot = tmp_path / "bots" / "bot.py"
+    bot.parent.mkdir()
+    bot.write_text("")
+    plan = SandboxPlan.for_engine(
+        [sys.executable, str(bot)], None, own_dir_configured=False, secret=[str(out)]
+    )
+    assert plan.hidden == (str(out),)
+    assert plan.dir_holding(str(out)) == str(public)
+
+
+def test_no_file_of_a_run_is_written_through_a_symbolic_link(tmp_path: Path) -> None:
+    """A link planted where the run writes its seed must not carry it elsewhere."""
+    from arbiter.journal import JournalError, write_private
+
+    target = tmp_path / "where-the-bot-reads.json"
+    link = tmp_path / "config.resolved.json"
+    link.symlink_to(target)
+    with pytest.raises(JournalError, match="is a symbolic link"):
+        write_private(link, b'{"seed": "secret"}')
+    assert not target.exists()
 
 
 @needs_sandbox
@@ -609,6 +648,6 @@ def test_check_refuses_a_bot_kept_inside_a_run_output(
     assert err == [
         f"ecarte check: error: {os.path.realpath(bot.parent)}, which the engine may read, "
         f"lies in {os.path.realpath(old)}, which holds a run's output (config.resolved.json: "
-        "its seed and its deals): move the engine or its grants out of it, or remove that "
-        "file if it is no run's"
+        "the seed): move the engine or its grants out of it, or remove that file if it is no "
+        "run's"
     ]
