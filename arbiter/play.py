@@ -56,6 +56,7 @@ from arbiter.tournament import (
     log_path,
     resolve_config,
     schedule_of,
+    short_seed_warning,
     time_settings,
 )
 from protocol.messages import (
@@ -662,8 +663,9 @@ def _prepare(
 async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], None]) -> GameRecord:
     config, engine = game.config, game.engine
     sandboxed, warning = sandbox_enabled(config.sandbox)
-    if warning is not None:
-        say(warning)
+    for line in (warning, short_seed_warning(config.seed) if config.seed is not None else None):
+        if line is not None:
+            say(line)
     only = msgspec.structs.replace(config, engines=[engine])
     commands = engine_commands(only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out)
     for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):

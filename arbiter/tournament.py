@@ -87,6 +87,7 @@ __all__ = [
     "run_tournament",
     "schedule_check",
     "schedule_of",
+    "short_seed_warning",
     "time_settings",
 ]
 
@@ -319,12 +320,20 @@ def _choose_seed(
             )
         recorded = old.seed if old is not None else None
         seed = recorded if recorded is not None else secrets.token_hex(16)
-    if on_event is not None and seed_is_short(seed):
-        on_event(
-            f"warning: seed {seed!r} is short: any bot that learns or guesses it can "
-            "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
-        )
+    warning = short_seed_warning(seed)
+    if on_event is not None and warning is not None:
+        on_event(warning)
     return seed
+
+
+def short_seed_warning(seed: Seed) -> str | None:
+    """The warning for a seed of fewer than 128 bits (None for a long one)."""
+    if not seed_is_short(seed):
+        return None
+    return (
+        f"warning: seed {seed!r} is short: any bot that learns or guesses it can "
+        "rebuild every deck; leave seed unset (a random 128-bit seed) for untrusted bots"
+    )
 
 
 def engine_commands(

@@ -286,6 +286,8 @@ def _engine_cards_shown_early(screen: str, record: GameRecord, engine: str) -> l
 def test_a_whole_game_typed_at_a_terminal(tmp_path: Path) -> None:
     out = tmp_path / "game"
     term = Terminal(["play", "random", "--seed", "7", "--out", str(out)], tmp_path)
+    # A short seed is guessable: the person is told before the game, as in a tournament.
+    assert "game 0" not in term.expect("warning: seed 7 is short: any bot that learns")
     seen = {"unknown": False, "range": False, "illegal": False, "help": False}
     prompts = 0
     while True:
