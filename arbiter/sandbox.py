@@ -220,7 +220,11 @@ def _base_args(*, network: bool, memory_mb: int | None = None) -> list[str]:
     # made read-only (its devices still work), and the two writable in-memory
     # filesystems, /dev/shm and the private /tmp, are each capped at ``memory_mb``.
     size = [] if memory_mb is None else ["--size", str(memory_mb * 1024 * 1024)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    # /proc/sys read-only: its files check only that the writer is root, not its
+    # capabilities, so a bot of an arbiter run as root could otherwise set kernel
+    # settings for the whole machine (kernel.core_pattern runs a program outside).
+    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    args += ["--dev", "/dev", "--remount-ro", "/dev"]
     args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
     return args
 

@@ -651,3 +651,25 @@ def test_check_refuses_a_bot_kept_inside_a_run_output(
         "the seed): move the engine or its grants out of it, or remove that file if it is no "
         "run's"
     ]
+
+
+@needs_sandbox
+def test_a_sandboxed_bot_cannot_change_kernel_settings(tmp_path: Path) -> None:
+    """Run as root, a bot keeps uid 0 without capabilities; files in /proc/sys check only
+    the uid: writable, they would let it run a program outside (kernel.core_pattern)."""
+    code = (
+        "import errno, json, os\n"
+        "out = {}\n"
+        "for path in ('/proc/sys/kernel/core_pattern', '/proc/sys/vm/overcommit_memory'):\n"
+        "    try:\n"
+        "        os.close(os.open(path, os.O_WRONLY))\n"  # opening changes nothing
+        "        out[path] = 'writable'\n"
+        "    except OSError as exc:\n"
+        "        out[path] = errno.errorcode[exc.errno]\n"
+        "print(json.dumps(out))\n"
+    )
+    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    argv = sandbox.wrap_command([sys.executable, "-c", code], None, plan)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    found = json.loads(done.stdout)
+    assert set(found.values()) <= {"EROFS", "EACCES", "ENOENT"}, found
