@@ -739,13 +739,15 @@ class _Run:
             handshake_ms=self.config.time_control.handshake_ms,
         )
 
-    async def worker(self, queue: Iterator[ScheduledGame]) -> None:
-        """Take games from ``queue`` and play (or forfeit) them until none is left."""
+    async def worker(self, queue: Iterator[list[ScheduledGame]]) -> None:
+        """Take groups of games from ``queue`` and play (or forfeit) each group's games in
+        turn until none is left."""
         async with trio.open_nursery() as nursery:
             pool = _SessionPool(lambda name: self.session(name, nursery), self.ignored_quits)
+            games = (game for group in queue for game in group)
             try:
                 while not self.stopping:
-                    game = next(queue, None)
+                    game = next(games, None)
                     if game is None:
                         break
                     forfeit = self.book.forfeit(game.engines)
@@ -770,10 +772,21 @@ class _Run:
                 await pool.close()
 
 
-def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[ScheduledGame]:
-    """Hand out the games in order, dropping each one as it is taken."""
+def _drain(pending: collections.deque[ScheduledGame]) -> Iterator[list[ScheduledGame]]:
+    """Hand out the games in order, a deal set's games at a time, dropping each group as
+    it is taken.
+
+    The schedule lists the games of one deal set together (both games of a duplicate
+    pair, and the same deals in every pairing).  One worker plays them in turn, so no
+    process that has seen those deals is alive while another plays them: bots running at
+    the same time share a kernel, and could pass the cards through it (file locks,
+    inotify) to their copy across the table, which the sandbox cannot stop.
+    """
     while pending:
-        yield pending.popleft()
+        group = [pending.popleft()]
+        while pending and pending[0].deal_set == group[0].deal_set:
+            group.append(pending.popleft())
+        yield group
 
 
 def schedule_check(

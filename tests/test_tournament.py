@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
@@ -609,3 +610,46 @@ def test_resume_counts_faults_in_a_row_in_the_order_games_finished(tmp_path: Pat
     resumed = _run(text, out, resume=True)
     (last,) = [r for r in resumed if r.game_id not in (*faulted, between)]
     assert last.termination.reason == "withdrawn"
+
+
+@pytest.mark.slow
+def test_no_two_games_of_one_deal_set_are_played_at_the_same_time(tmp_path: Path) -> None:
+    """Bots running at once share a kernel and could pass cards through it (file locks,
+    inotify): a deal set's games are played in turn, even with several workers."""
+    bot = Path(__file__).parent / "bots" / "proto_clock_log.py"
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "engines:\n"
+        f"  - {{name: a, command: [{sys.executable}, {bot}]}}\n"
+        f"  - {{name: b, command: [{sys.executable}, {bot}]}}\n"
+        "  - {name: c, builtin: random}\n"
+        "games_per_pairing: 4\nseed: 5\nconcurrency: 2\n"
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "arbiter", "tournament", str(config), "--out", str(out), "--quiet"],
+        cwd=Path(__file__).parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    deal_set = {
+        r["game_id"]: r["deal_set"]
+        for r in map(json.loads, (out / "games.jsonl").read_text().splitlines())
+    }
+    spans: dict[int, list[float]] = {}
+    for name in ("a", "b"):
+        for line in (out / "logs" / f"{name}.stderr.log").read_text().splitlines():
+            game = int(re.match(r"\[game (\d+) ", line).group(1))  # type: ignore[union-attr]
+            tick = float(line.rsplit(" ", 1)[1])
+            span = spans.setdefault(game, [tick, tick])
+            span[0], span[1] = min(span[0], tick), max(span[1], tick)
+    assert len(spans) == len(deal_set) == 12
+    overlaps = 0
+    for g, (start, end) in spans.items():
+        for h, (start2, end2) in spans.items():
+            if g < h and start < end2 and start2 < end:
+                assert deal_set[g] != deal_set[h], (g, h)
+                overlaps += 1
+    assert overlaps > 0  # the two workers did play at the same time
