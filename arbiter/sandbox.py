@@ -338,8 +338,11 @@ class SandboxPlan:
         path is masked when it lies inside a visible directory, unless it is one of the
         engine's own directories or contains one (hiding it would hide the engine).
         The outputs of earlier runs found in the visible directories (:func:`find_runs`)
-        are masked too.  A ``secret`` path (the run's output directory) or an earlier
-        run's output that cannot be masked so raises :class:`SandboxConflict`.
+        and the ``secret`` paths (the run's output directory) are masked too, wherever
+        they lie, system directories included.  :class:`SandboxConflict` is raised for
+        a directory the engine may read that lies inside a run's output, and for a
+        ``secret`` path or an earlier run's output that is or contains one (masking it
+        would hide the engine or its grants).
         """
         own = set(own_dirs(argv, cwd, own_dir_configured=own_dir_configured))
         granted = {os.path.realpath(p) for p in allow_paths}
