@@ -313,8 +313,8 @@ async def check_bot(
     """
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
-    warning = "\n".join([*([warning] if warning else []), *unsearched_warnings({"checked": plan})])
-    warning = warning or None
+    notes = [w for w in (warning, *unsearched_warnings({"checked": plan})) if w is not None]
+    warning = "\n".join(notes) or None
     command = BotCommand(
         argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
     )

@@ -50,6 +50,7 @@ __all__ = [
     "encode_record",
     "make_private_dir",
     "open_private",
+    "open_private_fd",
     "read_journal",
     "write_private",
     "write_records",
@@ -269,6 +270,19 @@ def encode_record(record: GameRecord) -> bytes:
     return _encoder.encode(record)
 
 
+def open_private_fd(path: Path, flags: int) -> int:
+    """``os.open`` of ``path`` created 0600, never through a symbolic link (a
+    :class:`JournalError` names it)."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise JournalError(
+            f"{path} is a symbolic link: the arena does not write its files through one (remove it)"
+        ) from None
+
+
 def open_private(path: Path, flags: int, *, buffering: int = -1) -> BinaryIO:
     """Open ``path`` for binary writing, created (or re-moded) 0600 whatever the umask.
 
@@ -276,14 +290,7 @@ def open_private(path: Path, flags: int, *, buffering: int = -1) -> BinaryIO:
     writes through one, which a bot might have planted to have a file of its choosing
     written (or the seed written where it can read it).
     """
-    try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise JournalError(
-            f"{path} is a symbolic link: the arena does not write its files through one (remove it)"
-        ) from None
+    fd = open_private_fd(path, flags)
     try:
         os.fchmod(fd, 0o600)
         file: BinaryIO = os.fdopen(fd, "ab" if flags & os.O_APPEND else "wb", buffering=buffering)

@@ -130,6 +130,13 @@ MINIMAL_ENV_KEYS: Final = (
 BOT_HOME: Final = "/tmp"
 """``HOME`` inside the sandbox: the private, empty, writable /tmp."""
 
+
+def _system_dirs() -> tuple[str, ...]:
+    """The :data:`SYSTEM_PATHS` that are real directories here (a symlink such as a
+    merged-/usr ``/bin`` resolves into one of them)."""
+    return tuple(p for p in SYSTEM_PATHS if os.path.isdir(p) and not os.path.islink(p))
+
+
 _PR_SET_DUMPABLE: Final = 4
 _PR_SET_CHILD_SUBREAPER: Final = 36
 
@@ -298,8 +305,8 @@ def find_runs(roots: Iterable[str], *, limit: int = SCAN_LIMIT) -> tuple[list[st
 
 
 class SandboxConflict(ValueError):
-    """A run's output (its journal, its seed) cannot be hidden from an engine: it is, or
-    contains, the engine's own directory."""
+    """A run's output (its journal, its seed) cannot be hidden from an engine: it is or
+    contains a directory the engine may read, or one of those lies inside it."""
 
 
 @dataclass(frozen=True)
@@ -374,7 +381,7 @@ class SandboxPlan:
         masks = []
         # System directories are visible too (bound in every sandbox): an output under
         # /opt or /usr/src is masked like one in the engine's own directory.
-        shown = (*reads, *writes, *(p for p in SYSTEM_PATHS if os.path.isdir(p)))
+        shown = (*reads, *writes, *_system_dirs())
         for real in sorted({os.path.realpath(h) for h in hidden} | secrets):
             holds = [v for v in sorted(own | writes | granted) if _inside(v, real)]
             if holds:
@@ -409,8 +416,7 @@ class SandboxPlan:
         if writable:
             places: Iterable[str] = self.write_paths
         else:
-            system = (p for p in SYSTEM_PATHS if os.path.isdir(p) and not os.path.islink(p))
-            places = (*self.read_paths, *self.write_paths, *system)
+            places = (*self.read_paths, *self.write_paths, *_system_dirs())
         for visible in places:
             if _inside(real, visible):
                 return visible
@@ -504,10 +510,9 @@ def wrap_command(
     if bwrap is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed")
     args = [bwrap, *_base_args(network=plan.network, memory_mb=memory_mb)]
+    system = _system_dirs()
     for path in plan.read_paths:
-        if os.path.exists(path) and not any(
-            _inside(path, s) and os.path.isdir(s) and not os.path.islink(s) for s in SYSTEM_PATHS
-        ):
+        if os.path.exists(path) and not any(_inside(path, s) for s in system):
             args += ["--ro-bind", path, path]
     for path in plan.write_paths:
         if os.path.exists(path):
@@ -523,7 +528,7 @@ def wrap_command(
     # bwrap builds the root in memory: read-only once every mount point is made.
     args += ["--remount-ro", "/"]
     start = os.path.realpath(cwd or os.getcwd())
-    visible = (*plan.read_paths, *plan.write_paths, *(p for p in SYSTEM_PATHS if os.path.isdir(p)))
+    visible = (*plan.read_paths, *plan.write_paths, *system)
     # The start directory exists inside when it is visible or holds a visible path
     # (bwrap creates the parents of its mount points); else the private /tmp.
     if not any(_inside(start, v) or _inside(v, start) for v in visible):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import fcntl
 import math
 import os
@@ -58,6 +57,7 @@ from arbiter.journal import (
     checked_entries,
     make_private_dir,
     open_private,
+    open_private_fd,
     write_private,
 )
 from arbiter.preflight import preflight
@@ -413,17 +413,7 @@ def _check_visible_output(
 
 @contextlib.contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
-    try:
-        fd = os.open(
-            out_dir / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600
-        )
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise TournamentError(
-            f"{out_dir / '.lock'} is a symbolic link: the arena does not write through one "
-            "(remove it)"
-        ) from None
+    fd = open_private_fd(out_dir / ".lock", os.O_RDWR)
     os.fchmod(fd, 0o600)
     try:
         try:
