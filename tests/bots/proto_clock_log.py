@@ -1,5 +1,6 @@
 """Protocol bot that plays random legal actions and logs ``tick T`` to stderr at every
-request, ``T`` being the system-wide monotonic clock: when its games were being played."""
+request, ``T`` being the system-wide monotonic clock: when its games were being played.
+It thinks 20 ms a decision, so that games last long beside a process's start."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from protocol.sdk import run_bot
 
 def play(request: Request) -> str:
     print(f"tick {time.monotonic():.6f}", file=sys.stderr, flush=True)
+    time.sleep(0.02)
     return random.choice(request.legal)
 
 
