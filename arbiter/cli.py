@@ -235,7 +235,8 @@ def _run(
             isinstance(exc, BaseExceptionGroup) and exc.subgroup(KeyboardInterrupt) is not None
         ):
             raise
-        what = f"stopped by {signal.Signals(stopped_by[0]).name}" if stopped_by else "interrupted"
+        by_signal = stopped_by and stopped_by[0] != signal.SIGINT
+        what = f"stopped by {signal.Signals(stopped_by[0]).name}" if by_signal else "interrupted"
         _say(
             f"\n{what}: every finished game is in "
             f"{out / 'games.jsonl'}; all bots were stopped.\nresume with: " + resume_with.line(out)
@@ -290,17 +291,24 @@ def fault_summary(results: list[GameResult], out: Path) -> str | None:
 async def _until_signal(
     stopped_by: list[int], job: Coroutine[Any, Any, list[GameResult]]
 ) -> list[GameResult] | None:
-    """Run ``job``; on SIGTERM or SIGHUP cancel it (bots stopped, journal closed), None.
+    """Run ``job``; on Ctrl+C (SIGINT), SIGTERM or SIGHUP cancel it (bots stopped,
+    journal closed) and return None.
 
     Batch schedulers (Slurm, Kubernetes) and ``timeout`` stop a job with SIGTERM, and a
-    closed terminal sends SIGHUP: both end the run as Ctrl+C does.
+    closed terminal sends SIGHUP: all three end the run the same way.  Ctrl+C is taken
+    here too rather than as a KeyboardInterrupt, which trio raises wherever the code
+    happens to be, a finaliser included, where Python prints it and carries on.  A
+    SIGINT ignored from the start (a background job's) stays ignored.
     """
+    watched = [signal.SIGTERM, signal.SIGHUP]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        watched.append(signal.SIGINT)
     result: list[GameResult] | None = None
     try:
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                with trio.open_signal_receiver(*watched) as signals:
                     async for signum in signals:
                         stopped_by.append(signum)
                         nursery.cancel_scope.cancel()
