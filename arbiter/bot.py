@@ -94,7 +94,7 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
-from arbiter.sandbox import SandboxPlan, proc_stats, wrap_command
+from arbiter.sandbox import BotUser, SandboxPlan, proc_stats, wrap_command
 from protocol.messages import MAX_LINE_BYTES
 
 __all__ = [
@@ -163,6 +163,9 @@ class BotCommand:
 
     sandbox: SandboxPlan | None = None
     """Run the process inside this sandbox (see :mod:`arbiter.sandbox`); ``None``: as is."""
+
+    user: BotUser | None = None
+    """Run the process as this user (the arbiter must be root); ``None``: the arbiter's."""
 
     def environment(self) -> dict[str, str] | None:
         """The bot's whole environment; ``None`` when it is the arbiter's own, unchanged."""
@@ -349,7 +352,10 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
         command.check_program()
         memory_mb = limits.memory_mb if limits is not None else None
-        argv = wrap_command(argv, cwd, command.sandbox, memory_mb=memory_mb)
+        argv = wrap_command(argv, cwd, command.sandbox, memory_mb=memory_mb, user=command.user)
+    # Unsandboxed, the child switches users before exec (and before _child_setup runs,
+    # so its death signal, which a change of user would clear, is set afterwards).
+    switch = command.user if command.sandbox is None else None
     to_child = os.pipe()
     from_child = os.pipe()
     err_child = os.pipe()
@@ -365,6 +371,9 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
             env=env,
             start_new_session=True,
             preexec_fn=_child_setup(limits, os.getpid()),
+            user=None if switch is None else switch.uid,
+            group=None if switch is None else switch.gid,
+            extra_groups=None if switch is None else [],
         )
     except BaseException:
         for fd in ours:

@@ -31,12 +31,16 @@ from arbiter.record import GameRecord
 from arbiter.referee import charged_ms
 from arbiter.rules import Rules, make_rules
 from arbiter.sandbox import (
+    BOT_USER_AUTO,
+    BotUserSpec,
     SandboxMode,
     SandboxPlan,
     minimal_env,
     reap_escapees,
+    resolve_bot_user,
     sandbox_enabled,
     unsearched_warnings,
+    user_for_engine,
 )
 from arbiter.session import BotSession
 
@@ -303,6 +307,7 @@ async def check_bot(
     rules: Rules | None = None,
     handshake_ms: int = 10_000,
     sandbox: SandboxMode = "auto",
+    bot_user: BotUserSpec = BOT_USER_AUTO,
 ) -> CheckReport:
     """Take the bot through up to ``games`` games against the random engine and report.
 
@@ -314,9 +319,12 @@ async def check_bot(
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
     notes = [w for w in (warning, *unsearched_warnings({"checked": plan})) if w is not None]
+    user, note = resolve_bot_user(bot_user, sandboxed=sandboxed)
+    notes += [note] if note is not None else []
+    user = user_for_engine("checked", bot_user, user, plan, warn=notes.append)
     warning = "\n".join(notes) or None
     command = BotCommand(
-        argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan
+        argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan, user=user
     )
     time_settings = TimeSettings(
         per_move_ms=time_per_move,

@@ -57,7 +57,14 @@ from arbiter.preflight import PreflightError
 from arbiter.record import GameRecord
 from arbiter.report import GameResult, build_report, pgn_of, result_of
 from arbiter.rules import PRESETS, Seed, make_rules, seed_sha256
-from arbiter.sandbox import SandboxConflict, SandboxMode, SandboxUnavailable, guard_arbiter
+from arbiter.sandbox import (
+    BOT_USER_AUTO,
+    BotUserError,
+    SandboxConflict,
+    SandboxMode,
+    SandboxUnavailable,
+    guard_arbiter,
+)
 from arbiter.schedule import ScheduleError, parse_shard, shard
 from arbiter.stats import SprtState
 from arbiter.tournament import (
@@ -204,6 +211,8 @@ def _run(
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
     if args.sandbox:
         config = msgspec.structs.replace(config, sandbox=args.sandbox)
+    if args.bot_user:
+        config = msgspec.structs.replace(config, bot_user=args.bot_user)
     hidden = [str(Path(source).resolve())] if source else []
     stopped_by: list[int] = []
 
@@ -911,6 +920,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             rules=rules,
             handshake_ms=args.handshake_ms,
             sandbox=args.sandbox or "auto",
+            bot_user=args.bot_user or BOT_USER_AUTO,
         )
     )
     for line in format_check(report):
@@ -983,6 +993,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             out=out,
             per_move_ms=args.time_per_move,
             sandbox=args.sandbox or "auto",
+            bot_user=args.bot_user or BOT_USER_AUTO,
         )
     except PlayError as exc:
         raise UsageError(str(exc)) from None
@@ -1015,6 +1026,12 @@ def _add_sandbox(parser: argparse.ArgumentParser, who: str = "bots") -> None:
         "--sandbox",
         choices=typing.get_args(SandboxMode),
         help=f"run {who} in a sandbox: auto (default: where available), on (required), off",
+    )
+    parser.add_argument(
+        "--bot-user",
+        metavar="USER",
+        help=f"when the arena runs as root, run {who} as USER (a name or a uid; root to keep "
+        "root); default auto: nobody, when sandboxed and its files are readable by it",
     )
 
 
@@ -1254,6 +1271,7 @@ def main(argv: list[str] | None = None) -> int:
         PreflightError,
         SandboxConflict,
         SandboxUnavailable,
+        BotUserError,
     ) as exc:
         # Messages quote paths, config values and bots' own words: each line is made
         # terminal-safe (no escape sequence reaches the user's terminal).

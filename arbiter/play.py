@@ -48,7 +48,13 @@ from arbiter.journal import Journal, make_private_dir, open_private, write_priva
 from arbiter.preflight import preflight
 from arbiter.record import EngineInfo, GameRecord
 from arbiter.rules import Rules, RulesError, Seed, discard_span
-from arbiter.sandbox import SandboxMode, sandbox_enabled, unsearched_warnings
+from arbiter.sandbox import (
+    BOT_USER_AUTO,
+    BotUserSpec,
+    SandboxMode,
+    sandbox_enabled,
+    unsearched_warnings,
+)
 from arbiter.session import BotSession
 from arbiter.show import SCORE_WORDS, Style, style_for
 from arbiter.tournament import (
@@ -620,6 +626,7 @@ def _prepare(
     out: Path,
     per_move_ms: int = 1000,
     sandbox: SandboxMode = "auto",
+    bot_user: BotUserSpec = BOT_USER_AUTO,
 ) -> _Game:
     """The one-game run of ``play``: a schedule of one game with the person at ``seat``."""
     if engine.name == HUMAN:  # a program called "human"
@@ -637,6 +644,7 @@ def _prepare(
         out=str(out),
         time_control=TimeControl(per_move_ms=per_move_ms),
         sandbox=sandbox,
+        bot_user=bot_user,
     )
     try:
         rules = config.resolved_rules()
@@ -667,7 +675,9 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
         if line is not None:
             say(line)
     only = msgspec.structs.replace(config, engines=[engine])
-    commands = engine_commands(only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out)
+    commands = engine_commands(
+        only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out, warn=say
+    )
     for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
         say(line)
     command = commands[engine.name]
@@ -726,6 +736,7 @@ def play_in_terminal(
     out: Path,
     per_move_ms: int = 1000,
     sandbox: SandboxMode = "auto",
+    bot_user: BotUserSpec = BOT_USER_AUTO,
     console: Console | None = None,
     say: Callable[[str], None] | None = None,
 ) -> int:
@@ -754,6 +765,7 @@ def play_in_terminal(
         out=out,
         per_move_ms=per_move_ms,
         sandbox=sandbox,
+        bot_user=bot_user,
     )
     try:
         record = trio.run(_play, game, out, console, lambda text: tell(terminal_safe(text)))

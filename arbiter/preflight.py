@@ -83,6 +83,13 @@ async def preflight(
             # The detail may quote the bot (its stderr, a key of its hello): escaped, so
             # it can neither rewrite the terminal nor add lines of its own.
             failures[name] = terminal_safe(f"{fault.reason}: {session.explain(fault)}")
+            user = commands[name].user
+            if user is not None and "Permission denied" in failures[name]:
+                failures[name] += (
+                    f"; the bot runs as {user} (bot_user), which must be able to read its "
+                    "files: make them readable by others (chmod -R o+rX on its directory), "
+                    "or set bot_user: root"
+                )
         finally:
             await session.stop()
 

@@ -44,19 +44,25 @@ import errno
 import functools
 import glob
 import os
+import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 __all__ = [
+    "BOT_USER_AUTO",
     "MINIMAL_ENV_KEYS",
     "RUN_MARKERS",
     "SCAN_LIMIT",
     "SYSTEM_PATHS",
+    "BotUser",
+    "BotUserError",
+    "BotUserSpec",
     "SandboxConflict",
     "SandboxMode",
     "SandboxPlan",
@@ -68,9 +74,12 @@ __all__ = [
     "own_dirs",
     "proc_stats",
     "reap_escapees",
+    "resolve_bot_user",
     "sandbox_enabled",
     "sandbox_unavailable",
+    "unreachable_for",
     "unsearched_warnings",
+    "user_for_engine",
     "wrap_command",
 ]
 
@@ -135,6 +144,170 @@ def _system_dirs() -> tuple[str, ...]:
     """The :data:`SYSTEM_PATHS` that are real directories here (a symlink such as a
     merged-/usr ``/bin`` resolves into one of them)."""
     return tuple(p for p in SYSTEM_PATHS if os.path.isdir(p) and not os.path.islink(p))
+
+
+BOT_USER_AUTO: Final = "auto"
+"""``bot_user`` default: run bots as ``nobody`` when the arena runs as root (sandboxed)."""
+
+BotUserSpec = str | int
+"""A ``bot_user`` setting: ``auto``, a user name, or a numeric uid."""
+
+
+@dataclass(frozen=True)
+class BotUser:
+    """The user a bot process runs as, other than the arbiter's own."""
+
+    name: str
+    uid: int
+    gid: int
+    """Its primary group, the bot's only group (supplementary groups are dropped)."""
+
+    def __str__(self) -> str:
+        return f"{self.name} (uid {self.uid})"
+
+
+class BotUserError(ValueError):
+    """A ``bot_user`` that cannot be used here; the message says why and what to do."""
+
+
+def _lookup_user(spec: BotUserSpec) -> BotUser:
+    if isinstance(spec, int) or spec.isdigit():
+        uid = int(spec)
+        try:
+            entry = pwd.getpwuid(uid)
+        except KeyError:  # a uid with no name: its group is the same number
+            return BotUser(str(uid), uid, uid)
+        return BotUser(entry.pw_name, uid, entry.pw_gid)
+    try:
+        entry = pwd.getpwnam(spec)
+    except KeyError:
+        raise BotUserError(f"bot_user: there is no user named {spec!r} on this machine") from None
+    return BotUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's ``setpriv``, from a system directory (it runs inside the sandbox)."""
+    found = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    return None if found is None else os.path.realpath(found)
+
+
+def resolve_bot_user(spec: BotUserSpec, *, sandboxed: bool) -> tuple[BotUser | None, str | None]:
+    """The user bots run as under ``spec`` (None: the arbiter's own), and a warning.
+
+    ``auto`` is ``nobody`` when the arbiter runs as root and bots are sandboxed (the
+    sandbox shows a bot only what it may read, wherever it lies), else the arbiter's
+    user; the warning says why ``auto`` kept root.  A user named explicitly is used
+    sandboxed or not; :class:`BotUserError` when that cannot be done (no such user, an
+    arbiter not run as root, no ``setpriv`` for the sandbox to switch with).
+    """
+    euid = os.geteuid()
+    auto = spec == BOT_USER_AUTO
+    if auto and (euid != 0 or not sandboxed):
+        return None, None
+    try:
+        user = _lookup_user("nobody" if auto else spec)
+    except BotUserError:
+        if not auto:
+            raise
+        return None, (
+            "warning: bots run as root: there is no user 'nobody' to run them as; set "
+            "bot_user to an unprivileged user (or to root, to keep root without this warning)"
+        )
+    if user.uid == euid:
+        return None, None
+    if euid != 0:
+        raise BotUserError(
+            f"bot_user: {user} needs the arena to run as root to switch to it (it runs as "
+            f"uid {euid}); leave bot_user unset"
+        )
+    if sandboxed and _setpriv() is None:
+        why = "setpriv (util-linux), which the sandbox switches users with, is not installed"
+        if not auto:
+            raise BotUserError(f"bot_user: cannot run bots as {user}: {why}")
+        return None, f"warning: bots run as root, not as {user}: {why}"
+    return user, None
+
+
+def user_for_engine(
+    name: str,
+    spec: BotUserSpec,
+    user: BotUser | None,
+    plan: SandboxPlan | None,
+    *,
+    warn: Callable[[str], None] | None = None,
+) -> BotUser | None:
+    """The user engine ``name`` runs as: ``user`` (from :func:`resolve_bot_user` of
+    ``spec``) when it may reach what ``plan`` binds (:func:`unreachable_for`).  Else,
+    under ``auto``, the arbiter's own user, and ``warn`` is told why;
+    :class:`BotUserError` for a user given by name."""
+    if user is None or plan is None:
+        return user
+    blocked = unreachable_for(user, plan)
+    if blocked is None:
+        return user
+    if spec != BOT_USER_AUTO:
+        raise BotUserError(f"engine {name!r} cannot run as {user} (bot_user): {blocked}")
+    if warn is not None:
+        warn(
+            f"warning: engine {name!r} runs as root, not as {user}: {blocked}, or set "
+            "bot_user: root to run bots as root without this warning"
+        )
+    return None
+
+
+def _allows(st: os.stat_result, user: BotUser, bits: int) -> bool:
+    """Whether the permission bits of ``st`` give ``user`` (with only its primary group)
+    all of ``bits`` (0o4 read, 0o2 write, 0o1 search), access control lists aside."""
+    if st.st_uid == user.uid:
+        mode = st.st_mode >> 6
+    elif st.st_gid == user.gid:
+        mode = st.st_mode >> 3
+    else:
+        mode = st.st_mode
+    return mode & bits == bits
+
+
+def _owner(st: os.stat_result) -> str:
+    try:
+        return pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        return str(st.st_uid)
+
+
+def unreachable_for(user: BotUser, plan: SandboxPlan) -> str | None:
+    """What of ``plan`` ``user`` may not use, as a phrase naming the path and the fix,
+    or None when it may use all of it.
+
+    Inside the sandbox only the directories bound into it count (the directories above
+    them are the sandbox's own), so a bot kept under a private home directory still
+    runs: its own directories and grants must be readable, its ``write_paths``
+    writable.  Files inside them are not checked (a bot that cannot open one of its
+    files says so when it starts).
+    """
+    system = _system_dirs()
+    wants = [(p, False) for p in plan.read_paths if not any(_inside(p, s) for s in system)]
+    wants += [(p, True) for p in plan.write_paths]
+    for path, write in wants:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # missing paths are not bound (wrap_command skips them)
+        is_dir = stat.S_ISDIR(st.st_mode)
+        need = (0o6 if write else 0o4) | (0o1 if is_dir else 0)
+        if _allows(st, user, need):
+            continue
+        mode = f"{stat.filemode(st.st_mode)}, owned by {_owner(st)}"
+        if write:
+            return (
+                f"{path} (write_paths) is not writable by {user} ({mode}): give it to that "
+                f"user (chown {user.uid} {path})"
+            )
+        return (
+            f"{path} is not readable by {user} ({mode}): make it readable "
+            f"(chmod o+r{'x' if is_dir else ''} {path})"
+        )
+    return None
 
 
 _PR_SET_DUMPABLE: Final = 4
@@ -208,13 +381,28 @@ def _bind_args(flag: str, path: str) -> list[str]:
     return [flag, path, path]
 
 
-def _base_args(*, network: bool, memory_mb: int | None = None) -> list[str]:
-    args = ["--unshare-all", "--die-with-parent"]
-    if network:
-        args.append("--share-net")
-    if os.geteuid() == 0:
-        # A privileged bwrap keeps every capability unless told otherwise.
-        args += ["--cap-drop", "ALL"]
+def _base_args(
+    *, network: bool, memory_mb: int | None = None, user: BotUser | None = None
+) -> list[str]:
+    if user is None:
+        args = ["--unshare-all", "--die-with-parent"]
+        if network:
+            args.append("--share-net")
+        if os.geteuid() == 0:
+            # A privileged bwrap keeps every capability unless told otherwise.
+            args += ["--cap-drop", "ALL"]
+    else:
+        # bwrap runs as root and builds the sandbox with root's access to the files
+        # it binds (a bot kept under a private home directory, a Python under
+        # /root/.pyenv); setpriv (see wrap_command) then turns the bot into ``user``.
+        # No user namespace: in one, root could only map to itself.  The three
+        # capabilities left are the ones setpriv needs, and changing to a non-root uid
+        # clears them all.
+        args = ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        if not network:
+            args.append("--unshare-net")
+        args += ["--die-with-parent", "--cap-drop", "ALL"]
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
     for path in SYSTEM_PATHS:
         if os.path.lexists(path):
             args += _bind_args("--ro-bind", path)
@@ -232,7 +420,10 @@ def _base_args(*, network: bool, memory_mb: int | None = None) -> list[str]:
     # settings for the whole machine (kernel.core_pattern runs a program outside).
     args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     args += ["--dev", "/dev", "--remount-ro", "/dev"]
-    args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp"]
+    # Sticky and writable by all, as on the host: a bot run as another user than root
+    # writes its files there too.
+    perms = ["--perms", "1777"]
+    args += [*perms, *size, "--tmpfs", "/dev/shm", *perms, *size, "--tmpfs", "/tmp"]
     return args
 
 
@@ -495,13 +686,19 @@ def _run_holding(path: str) -> str | None:
 
 
 def wrap_command(
-    argv: Sequence[str], cwd: str | None, plan: SandboxPlan, *, memory_mb: int | None = None
+    argv: Sequence[str],
+    cwd: str | None,
+    plan: SandboxPlan,
+    *,
+    memory_mb: int | None = None,
+    user: BotUser | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``.
 
     ``memory_mb`` (the run's memory limit) caps the sandbox's in-memory filesystems,
     ``/tmp`` and ``/dev/shm``, each at that size; without it they are the kernel's
-    default (half the RAM).
+    default (half the RAM).  With ``user`` (the arbiter must be root), the bot runs as
+    that user, with its primary group only and no capabilities.
 
     The environment is not on this command line (the wrapper passes its own on, so
     what a bot is given stays out of ``/proc/*/cmdline``).
@@ -509,13 +706,19 @@ def wrap_command(
     bwrap = _bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed")
-    args = [bwrap, *_base_args(network=plan.network, memory_mb=memory_mb)]
+    args = [bwrap, *_base_args(network=plan.network, memory_mb=memory_mb, user=user)]
     system = _system_dirs()
+    reads = [p for p in plan.read_paths if not any(_inside(p, s) for s in system)]
+    binds = [p for p in (*reads, *plan.write_paths) if os.path.exists(p)]
+    # bwrap makes the directories above a mount point private to root (0700): a bot run
+    # as another user could not reach what is bound below them.
+    for parent in sorted({a for p in binds for a in _ancestors(p)}):
+        args += ["--perms", "0755", "--dir", parent]
     for path in plan.read_paths:
-        if os.path.exists(path) and not any(_inside(path, s) for s in system):
+        if path in binds:
             args += ["--ro-bind", path, path]
     for path in plan.write_paths:
-        if os.path.exists(path):
+        if path in binds:
             args += ["--bind", path, path]
     for path in plan.hidden:
         # Later mounts cover earlier ones: an empty read-only directory (a writable one
@@ -533,7 +736,21 @@ def wrap_command(
     # (bwrap creates the parents of its mount points); else the private /tmp.
     if not any(_inside(start, v) or _inside(v, start) for v in visible):
         start = "/tmp"
+    if user is not None:
+        setpriv = _setpriv()
+        if setpriv is None:
+            raise RuntimeError("setpriv (util-linux) is not installed")
+        switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
+        argv = [setpriv, *switch, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
     return [*args, "--chdir", start, "--", *argv]
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """The directories above ``path``, ``/`` and the system directories excepted."""
+    parent = os.path.dirname(path)
+    while parent != "/" and not any(_inside(parent, s) for s in SYSTEM_PATHS):
+        yield parent
+        parent = os.path.dirname(parent)
 
 
 _subreaper = False

@@ -65,13 +65,16 @@ from arbiter.record import GameRecord, RecordError, TerminationReason, check_dec
 from arbiter.report import GameResult, result_of
 from arbiter.rules import Rules, Seed, seed_is_short, seed_sha256
 from arbiter.sandbox import (
+    BotUserError,
     SandboxConflict,
     SandboxPlan,
     minimal_env,
     own_dirs,
     reap_escapees,
+    resolve_bot_user,
     sandbox_enabled,
     unsearched_warnings,
+    user_for_engine,
 )
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 from arbiter.session import QUIT_GRACE, BotSession
@@ -241,7 +244,12 @@ async def run_tournament(
     with _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
         commands = engine_commands(
-            prep.config, base_dir, sandboxed=sandboxed, hidden=hidden_paths, out_dir=out_dir
+            prep.config,
+            base_dir,
+            sandboxed=sandboxed,
+            hidden=hidden_paths,
+            out_dir=out_dir,
+            warn=on_event,
         )
         _check_visible_output(commands, out_dir, sharded=shard_spec is not None)
         if on_event is not None:
@@ -343,14 +351,25 @@ def engine_commands(
     sandboxed: bool,
     hidden: Sequence[str],
     out_dir: Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, BotCommand]:
-    """How to start each engine of ``config``: command, environment and sandbox.
+    """How to start each engine of ``config``: command, environment, sandbox and user.
 
     Each sandboxed engine sees its own directories and grants; ``hidden``, ``out_dir``,
     the other engines' own directories and earlier runs' outputs are masked from it.
     An ``out_dir`` (or an earlier run's output) that cannot be masked, being or
-    containing the engine's own directory, is a :class:`TournamentError`.
+    containing the engine's own directory, is a :class:`TournamentError`.  Engines run
+    as ``config.bot_user`` (see :func:`~arbiter.sandbox.resolve_bot_user`); under
+    ``auto``, one whose directories that user cannot reach keeps the arbiter's user and
+    ``warn`` is told why; a user given by name must reach them all
+    (:class:`TournamentError`).
     """
+    try:
+        user, note = resolve_bot_user(config.bot_user, sandboxed=sandboxed)
+    except BotUserError as exc:
+        raise TournamentError(str(exc)) from None
+    if note is not None and warn is not None:
+        warn(note)
     launch = {e.name: engine_argv(e, base_dir) for e in config.engines}
     owns = {
         e.name: own_dirs(*launch[e.name], own_dir_configured=e.cwd is not None)
@@ -376,7 +395,13 @@ def engine_commands(
             except SandboxConflict as exc:
                 raise TournamentError(f"engine {e.name!r}: {exc}") from None
         base_env = None if e.inherit_env else minimal_env(home="/tmp" if sandboxed else None)
-        commands[e.name] = BotCommand(argv, cwd, dict(e.env), base_env=base_env, sandbox=plan)
+        try:
+            runs_as = user_for_engine(e.name, config.bot_user, user, plan, warn=warn)
+        except BotUserError as exc:
+            raise TournamentError(str(exc)) from None
+        commands[e.name] = BotCommand(
+            argv, cwd, dict(e.env), base_env=base_env, sandbox=plan, user=runs_as
+        )
     return commands
 
 

@@ -21,6 +21,7 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
+from arbiter.sandbox import BotUser
 
 BOTS = Path(__file__).parent / "bots"
 SLACK_S = 4.0
@@ -433,3 +434,57 @@ async def test_cpu_limit() -> None:
         with pytest.raises(ResourceLimit, match="CPU time limit of 1 s exceeded"):
             await bot.request(b"spin", timeout=10)
         assert bot.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+# -- the user a bot runs as --------------------------------------------------------------
+
+# Run as root, the arena can switch a bot to another user; otherwise only to its own.
+SWITCH_TO = (
+    BotUser("nobody", 65534, 65534)
+    if os.geteuid() == 0
+    else BotUser("me", os.getuid(), os.getgid())
+)
+
+
+async def test_an_unsandboxed_bot_runs_as_its_user_with_no_other_group() -> None:
+    script = 'read x; echo "$(id -u) $(id -g) [$(id -G)]"; read y'
+    command = BotCommand(["/bin/sh", "-c", script], cwd="/", user=SWITCH_TO)
+    async with open_bot(command, name="sh", log_path=None) as bot:
+        reply, _ = await bot.request(b"who", timeout=5)
+    assert reply.decode() == f"{SWITCH_TO.uid} {SWITCH_TO.gid} [{SWITCH_TO.gid}]"
+
+
+def test_a_bot_switched_to_another_user_still_dies_with_the_arbiter(tmp_path: Path) -> None:
+    """The death signal is set after the change of user, which would clear it."""
+    pid_file = tmp_path / "pid"
+    arbiter_code = (
+        "import sys, trio\n"
+        "from arbiter.bot import BotCommand, open_bot\n"
+        "from arbiter.sandbox import BotUser\n"
+        f"user = BotUser('u', {SWITCH_TO.uid}, {SWITCH_TO.gid})\n"
+        "command = BotCommand(['/bin/sh', '-c', 'echo $$; exec sleep 60'], cwd='/', user=user)\n"
+        "async def main():\n"
+        "    async with open_bot(command, name='sh', log_path=None) as bot:\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(bot.pid))\n"
+        "        await trio.sleep(60)\n"
+        "trio.run(main)\n"
+    )
+    import subprocess
+    import time
+
+    arbiter = subprocess.Popen([sys.executable, "-c", arbiter_code], cwd=Path(__file__).parents[1])
+    try:
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and arbiter.poll() is None
+            time.sleep(0.02)
+        pid = int(pid_file.read_text())
+        assert is_alive(pid)
+        assert Path(f"/proc/{pid}/status").read_text().count(f"\t{SWITCH_TO.uid}\t") >= 1
+    finally:
+        arbiter.kill()
+        arbiter.wait()
+    deadline = time.monotonic() + SLACK_S
+    while is_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not is_alive(pid)

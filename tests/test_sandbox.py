@@ -673,3 +673,176 @@ def test_a_sandboxed_bot_cannot_change_kernel_settings(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
     found = json.loads(done.stdout)
     assert set(found.values()) <= {"EROFS", "EACCES", "ENOENT"}, found
+
+
+# ----------------------------------------------------------------------------- the bot's user
+
+ROOT_ARENA = os.geteuid() == 0
+NOBODY = 65534
+
+
+def _whoami_config(tmp_path: Path, *, give_data: bool = True) -> Path:
+    """A config whose engine ``mine`` is :file:`tests/bots/proto_whoami.py` kept in
+    ``tmp_path/mine`` with a root-only ``secret`` and a ``data`` write grant (given to
+    nobody when the arena is root, with ``give_data``)."""
+    home = tmp_path / "mine"
+    (home / "data").mkdir(parents=True)
+    script = home / "whoami.py"
+    script.write_text((BOTS / "proto_whoami.py").read_text())
+    secret = home / "secret"
+    secret.write_text("the arena's own\n")
+    secret.chmod(0o600)
+    if ROOT_ARENA and give_data:
+        os.chown(home / "data", NOBODY, NOBODY)  # as the README says to do for a grant
+    config = tmp_path / "t.yaml"
+    command = f"[{sys.executable}, whoami.py, {home / 'data'}, {secret}]"
+    config.write_text(
+        "engines:\n"
+        f"  - {{name: mine, command: {command}, cwd: mine, write_paths: [mine/data]}}\n"
+        "  - {name: random, builtin: random}\n"
+        "games_per_pairing: 2\nconcurrency: 1\nsandbox: on\n"
+    )
+    return config
+
+
+def _reports(data: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(data.glob("whoami-*.json"))]
+
+
+@needs_sandbox
+def test_a_root_arena_runs_sandboxed_bots_as_nobody(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run as root, the arena runs bots as nobody: with no group but its own and no
+    capability, it cannot read root's files in its own directory, and what it leaves in
+    its write grant (a set-user-ID program included) belongs to nobody, not to root."""
+    from arbiter.cli import main as cli_main
+
+    config = _whoami_config(tmp_path)
+    code = cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning" not in err
+    reports = _reports(tmp_path / "mine" / "data")
+    assert reports
+    planted = list((tmp_path / "mine" / "data").glob("planted-*"))
+    assert planted
+    if not ROOT_ARENA:  # an arena not run as root runs bots as its own user
+        assert {r["uid"] for r in reports} == {os.getuid()}
+        return
+    for report in reports:
+        assert report == {
+            "uid": NOBODY,
+            "gid": NOBODY,
+            "groups": [],
+            "cap_eff": 0,
+            "secret": "EACCES",
+        }
+    for path in planted:
+        assert path.stat().st_uid == NOBODY  # a set-user-ID nobody program: no gain
+
+
+@needs_sandbox
+def test_a_bot_nobody_cannot_reach_runs_as_root_with_a_warning_or_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under ``auto`` an engine whose directory nobody cannot read keeps root, and the
+    warning says which directory and what to do; ``bot_user: nobody`` refuses to run."""
+    from arbiter.cli import main as cli_main
+
+    config = _whoami_config(tmp_path, give_data=False)
+    home = tmp_path / "mine"
+    home.chmod(0o700)
+    out = tmp_path / "out"
+    code = cli_main(["tournament", str(config), "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    if ROOT_ARENA:
+        assert (
+            f"warning: engine 'mine' runs as root, not as nobody (uid 65534): {home} is not "
+            "readable by nobody (uid 65534) (drwx------, owned by root): make it readable "
+            f"(chmod o+rx {home}), or set bot_user: root to run bots as root without this "
+            "warning"
+        ) in err
+        assert {r["uid"] for r in _reports(home / "data")} == {0}
+    else:
+        assert "warning" not in err
+    code = cli_main(
+        ["tournament", str(config), "--out", str(tmp_path / "out2"), "--bot-user", "nobody"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    if ROOT_ARENA:
+        assert (
+            f"error: engine 'mine' cannot run as nobody (uid 65534) (bot_user): {home} is not "
+            "readable by nobody"
+        ) in err
+    else:
+        assert "error: bot_user: nobody (uid 65534) needs the arena to run as root" in err
+    # A directory nobody may read holding a file it may not: the bot fails to start,
+    # and the error says which user it ran as and what to do.
+    home.chmod(0o755)
+    (home / "whoami.py").chmod(0o600)
+    if ROOT_ARENA:
+        os.chown(home / "data", NOBODY, NOBODY)
+    code = cli_main(["tournament", str(config), "--out", str(tmp_path / "out3"), "--quiet"])
+    err = capsys.readouterr().err
+    if ROOT_ARENA:
+        assert code == 2
+        assert "Permission denied" in err
+        assert (
+            "; the bot runs as nobody (uid 65534) (bot_user), which must be able to read its "
+            "files: make them readable by others (chmod -R o+rX on its directory), or set "
+            "bot_user: root"
+        ) in err
+    else:
+        assert code == 0, err
+
+
+def test_a_write_grant_the_user_cannot_write_is_named(tmp_path: Path) -> None:
+    """The permission check reads the bits a user gets as owner, group or other."""
+    user = sandbox.BotUser("someone", 4242, 4343)
+    mine, data = tmp_path / "mine", tmp_path / "data"
+    mine.mkdir()
+    data.mkdir()
+    plan = SandboxPlan(read_paths=(str(mine),), write_paths=(str(data),))
+    mine.chmod(0o750)
+    data.chmod(0o755)
+    assert sandbox.unreachable_for(user, plan) == (
+        f"{mine} is not readable by someone (uid 4242) (drwxr-x---, owned by "
+        f"{sandbox._owner(mine.stat())}): make it readable (chmod o+rx {mine})"
+    )
+    mine.chmod(0o705)
+    assert "(write_paths) is not writable by someone (uid 4242)" in str(
+        sandbox.unreachable_for(user, plan)
+    )
+    assert f"chown 4242 {data}" in str(sandbox.unreachable_for(user, plan))
+    data.chmod(0o777)
+    assert sandbox.unreachable_for(user, plan) is None
+    if ROOT_ARENA:  # the owner's and the group's bits, which only root can hand out
+        os.chown(mine, 0, 4343)
+        mine.chmod(0o050)
+        data.chmod(0o700)
+        os.chown(data, 4242, 0)
+        assert sandbox.unreachable_for(user, plan) is None
+        mine.chmod(0o705)
+        assert sandbox.unreachable_for(user, plan) is not None  # group bits apply, not other
+
+
+def test_bot_user_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sandbox.resolve_bot_user("auto", sandboxed=False) == (None, None)
+    with pytest.raises(sandbox.BotUserError, match="no user named 'no-such-user-here'"):
+        sandbox.resolve_bot_user("no-such-user-here", sandboxed=True)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert sandbox.resolve_bot_user("auto", sandboxed=True) == (None, None)
+    assert sandbox.resolve_bot_user(1000, sandboxed=True) == (None, None)  # itself
+    with pytest.raises(sandbox.BotUserError, match=r"needs the arena to run as root"):
+        sandbox.resolve_bot_user("nobody", sandboxed=True)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert sandbox.resolve_bot_user("root", sandboxed=True) == (None, None)
+    user, note = sandbox.resolve_bot_user("auto", sandboxed=True)
+    assert (user, note) == (sandbox.BotUser("nobody", NOBODY, NOBODY), None)
+    # A uid without a name is used as it is, its group the same number.
+    assert sandbox.resolve_bot_user("54321", sandboxed=False)[0] == sandbox.BotUser(
+        "54321", 54321, 54321
+    )
