@@ -94,7 +94,7 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
-from arbiter.sandbox import BotUser, SandboxPlan, proc_stats, wrap_command
+from arbiter.sandbox import BotUser, SandboxPlan, filter_fd, proc_stats, wrap_command
 from protocol.messages import MAX_LINE_BYTES
 
 __all__ = [
@@ -351,8 +351,32 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
         if cwd is not None and not os.path.isdir(cwd):
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
         command.check_program()
+    seccomp = filter_fd() if command.sandbox is not None else None
+    try:
+        return _spawn_with(command, limits, argv, cwd, env, seccomp)
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)
+
+
+def _spawn_with(
+    command: BotCommand,
+    limits: Limits | None,
+    argv: list[str],
+    cwd: str | None,
+    env: dict[str, str] | None,
+    seccomp: int | None,
+) -> _Child:
+    if command.sandbox is not None:
         memory_mb = limits.memory_mb if limits is not None else None
-        argv = wrap_command(argv, cwd, command.sandbox, memory_mb=memory_mb, user=command.user)
+        argv = wrap_command(
+            argv,
+            cwd,
+            command.sandbox,
+            memory_mb=memory_mb,
+            user=command.user,
+            seccomp_fd=seccomp,
+        )
     # Unsandboxed, the child switches users before exec (and before _child_setup runs,
     # so its death signal, which a change of user would clear, is set afterwards).
     switch = command.user if command.sandbox is None else None
@@ -374,6 +398,7 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
             user=None if switch is None else switch.uid,
             group=None if switch is None else switch.gid,
             extra_groups=None if switch is None else [],
+            pass_fds=() if seccomp is None else (seccomp,),
         )
     except BaseException:
         for fd in ours:

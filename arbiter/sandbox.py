@@ -48,6 +48,7 @@ import pwd
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -68,8 +69,10 @@ __all__ = [
     "SandboxPlan",
     "SandboxUnavailable",
     "arena_paths",
+    "filter_fd",
     "find_runs",
     "guard_arbiter",
+    "keyring_filter",
     "minimal_env",
     "own_dirs",
     "proc_stats",
@@ -692,13 +695,16 @@ def wrap_command(
     *,
     memory_mb: int | None = None,
     user: BotUser | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``.
 
     ``memory_mb`` (the run's memory limit) caps the sandbox's in-memory filesystems,
     ``/tmp`` and ``/dev/shm``, each at that size; without it they are the kernel's
     default (half the RAM).  With ``user`` (the arbiter must be root), the bot runs as
-    that user, with its primary group only and no capabilities.
+    that user, with its primary group only and no capabilities.  ``seccomp_fd`` is a
+    descriptor the child inherits, to read :func:`keyring_filter` from (see
+    :func:`filter_fd`).
 
     The environment is not on this command line (the wrapper passes its own on, so
     what a bot is given stays out of ``/proc/*/cmdline``).
@@ -727,6 +733,8 @@ def wrap_command(
             args += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             args += ["--ro-bind", "/dev/null", path]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += list(plan.extra_args)
     # bwrap builds the root in memory: read-only once every mount point is made.
     args += ["--remount-ro", "/"]
@@ -743,6 +751,62 @@ def wrap_command(
         switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
         argv = [setpriv, *switch, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
     return [*args, "--chdir", start, "--", *argv]
+
+
+# A seccomp filter (classic BPF over ``struct seccomp_data``: ``nr`` at offset 0, ``arch``
+# at 4) that fails the kernel keyring's three system calls with EPERM, as Docker's
+# default profile does.  Keyrings are not namespaced like files or processes: all the
+# bots that run as one user share that user's keyring, and a key outlives the process
+# that added it, so one bot could leave the cards it was dealt there for the process
+# that plays the same deals from the other seat.
+_AUDIT_ARCH_X86_64: Final = 0xC000003E
+_AUDIT_ARCH_I386: Final = 0x40000003
+_AUDIT_ARCH_AARCH64: Final = 0xC00000B7
+_X32: Final = 0x40000000
+_KEYRING_CALLS: Final = {
+    # add_key, request_key, keyctl; x86-64 also in its x32 numbering
+    _AUDIT_ARCH_X86_64: (248, 249, 250, _X32 | 248, _X32 | 249, _X32 | 250),
+    _AUDIT_ARCH_I386: (286, 287, 288),
+    _AUDIT_ARCH_AARCH64: (217, 218, 219),
+}
+_BPF_LD_W_ABS: Final = 0x20
+_BPF_JEQ_K: Final = 0x15
+_BPF_RET_K: Final = 0x06
+_SECCOMP_RET_ALLOW: Final = 0x7FFF0000
+_SECCOMP_RET_ERRNO: Final = 0x00050000
+
+
+@functools.cache
+def keyring_filter() -> bytes:
+    """The seccomp program bwrap loads into every sandbox (``--seccomp``): the keyring
+    system calls fail with EPERM on x86-64 (and its 32-bit and x32 ABIs) and arm64;
+    everything else is allowed (on other architectures, everything)."""
+    program: list[tuple[int, int, int, int]] = []  # (code, jump if true, if false, k)
+    # One block per architecture: load arch; not this one: skip to the next block; load
+    # the call's number; a keyring call: jump to the final "deny"; else allow.
+    deny = sum(4 + len(calls) for calls in _KEYRING_CALLS.values()) + 1
+    for arch, calls in _KEYRING_CALLS.items():
+        program.append((_BPF_LD_W_ABS, 0, 0, 4))
+        program.append((_BPF_JEQ_K, 0, 2 + len(calls), arch))
+        program.append((_BPF_LD_W_ABS, 0, 0, 0))
+        for call in calls:
+            program.append((_BPF_JEQ_K, deny - len(program) - 1, 0, call))
+        program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW))
+    program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW))  # another architecture
+    program.append((_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno.EPERM))
+    return b"".join(struct.pack("=HBBI", *op) for op in program)
+
+
+def filter_fd() -> int:
+    """A pipe's read end holding :func:`keyring_filter`, for ``bwrap --seccomp``; the
+    caller closes it once the child has started (the program is far below a pipe's
+    buffer, so the write does not block)."""
+    read, write = os.pipe()
+    try:
+        os.write(write, keyring_filter())
+    finally:
+        os.close(write)
+    return read
 
 
 def _ancestors(path: str) -> Iterator[str]:

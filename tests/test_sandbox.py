@@ -846,3 +846,26 @@ def test_bot_user_choices(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sandbox.resolve_bot_user("54321", sandboxed=False)[0] == sandbox.BotUser(
         "54321", 54321, 54321
     )
+
+
+@needs_sandbox
+async def test_bots_cannot_leave_notes_in_the_kernel_keyring() -> None:
+    """Keyrings belong to a user, not to a sandbox, and a key outlives the process that
+    added it: bots run as one user could pass a hand on to the process that plays the
+    same deals from the other seat.  Every sandbox fails the keyring calls."""
+    from arbiter.bot import BotCommand, open_bot
+
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    script = str(BOTS / "keyring_note.py")
+    plan = SandboxPlan.for_engine([sys.executable, script], None, own_dir_configured=False)
+    replies = []
+    for args in (["put", "KS QS TD"], ["get"]):
+        command = BotCommand(
+            [sys.executable, script, *args],
+            base_env=minimal_env(home="/tmp"),
+            sandbox=plan,
+            user=user,
+        )
+        async with open_bot(command, name="note", log_path=None) as bot:
+            replies.append((await bot.request(b"go", timeout=10))[0].decode())
+    assert replies == ["put EPERM", "get EPERM"]
