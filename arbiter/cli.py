@@ -1063,7 +1063,7 @@ def _add_tournament(sub: Any) -> None:
         help="games at once (default: number of cores)",
     )
     t.add_argument("--resume", action="store_true", help="continue an interrupted run")
-    t.add_argument("--shard", help="run slice K/N of the schedule (e.g. 2/3)")
+    t.add_argument("--shard", help="run slice K/N of the schedule, every N-th deal set (e.g. 2/3)")
     t.add_argument("--quiet", action="store_true", help="no progress output")
     _add_sandbox(t)
     t.set_defaults(func=cmd_tournament)

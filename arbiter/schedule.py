@@ -9,8 +9,9 @@ start with the same seat dealing, which is what makes the deals correspond card 
 card; that first dealer is drawn from the seed for each pair.
 
 A schedule is a list of :class:`ScheduledGame` in a fixed order; game ids are their
-positions.  Shards (``K/N``) take every N-th *pair* so that a pair never straddles
-two machines.
+positions.  Shards (``K/N``) take every N-th *deal set*: all the games on one set of
+deals (both games of each duplicate pair, in every pairing) are in one shard, so no two
+shards ever play the same deals, on two machines or side by side on one.
 """
 
 from __future__ import annotations
@@ -128,12 +129,20 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def shard(games: list[ScheduledGame], k: int, n: int) -> list[ScheduledGame]:
-    """The deterministic slice ``k`` of ``n``: every n-th pair (or unpaired game)."""
-    units: dict[str, int] = {}
-    out = []
+    """The deterministic slice ``k`` of ``n``: every n-th deal set, with all its games.
+
+    A deal set is never split: bots of two shards running at the same time on one
+    machine could otherwise pass each other the cards of the deals they share (see the
+    README, "What the sandbox does not stop").  :class:`ScheduleError` if the schedule
+    has fewer deal sets than ``n``, which would leave a shard without games.
+    """
+    units: dict[int, int] = {}
     for g in games:
-        key = g.pair_id if g.pair_id is not None else f"game-{g.game_id}"
-        unit = units.setdefault(key, len(units))
-        if unit % n == k - 1:
-            out.append(g)
-    return out
+        units.setdefault(g.deal_set, len(units))
+    if len(units) < n:
+        raise ScheduleError(
+            f"shard {k}/{n}: the schedule has {len(units)} deal set(s) (each played in every "
+            f"pairing) and a deal set is never split, so at most {len(units)} shard(s); "
+            "use fewer shards or more games per pairing"
+        )
+    return [g for g in games if units[g.deal_set] % n == k - 1]

@@ -576,7 +576,7 @@ def test_an_output_a_bot_could_prepare_or_a_shard_could_read_is_refused(
         "engines:\n"
         f"  - {{name: mine, command: [{sys.executable}, -m, engines.random.bot], cwd: .{grant}}}\n"
         "  - {name: random, builtin: random}\n"
-        "games_per_pairing: 2\nseed: 0123456789abcdef0123456789abcdef\nsandbox: on\n"
+        "games_per_pairing: 4\nseed: 0123456789abcdef0123456789abcdef\nsandbox: on\n"
     )
     out = home / ("data" if case == "write grant" else "runs") / "s1"
     args = ["tournament", str(config), "--out", str(out), "--quiet"]
@@ -586,7 +586,7 @@ def test_an_output_a_bot_could_prepare_or_a_shard_could_read_is_refused(
     if case == "whole":
         assert code == 0, err
         assert "warning" not in err
-        assert len((out / "games.jsonl").read_text().splitlines()) == 2
+        assert len((out / "games.jsonl").read_text().splitlines()) == 4
         return
     assert code == 2
     assert not (out / "games.jsonl").exists()
