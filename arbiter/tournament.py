@@ -235,13 +235,13 @@ async def run_tournament(
     warning goes to ``on_event``.  Unless ``check_engines`` is false, every engine with a
     game to play is first started once (:func:`~arbiter.preflight.preflight`): one that
     cannot start stops the run with :class:`~arbiter.preflight.PreflightError` before any
-    game is scheduled (only the output directory, its lock and its ``logs/`` exist then).
+    game is scheduled; an output directory this call created is then removed again
+    unless a log was written in it (see :func:`_new_output`).
     """
     sandboxed, warning = sandbox_enabled(config.sandbox)
     if warning is not None and on_event is not None:
         on_event(warning)
-    make_private_dir(out_dir)
-    with _locked(out_dir):
+    with _new_output(out_dir), _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
         commands = engine_commands(
             prep.config,
@@ -434,6 +434,37 @@ def _check_visible_output(
                 "seed and run beside it, could read every deal from it; choose an --out "
                 "outside it"
             )
+
+
+@contextlib.contextmanager
+def _new_output(out_dir: Path) -> Iterator[None]:
+    """Create ``out_dir`` if needed; if this call created it and the run stops before it
+    wrote anything (a refused config, an engine that cannot start), remove it again, so
+    the same command can be given again once the problem is fixed.  A directory that
+    holds anything but the lock and an empty ``logs/`` is left as it is."""
+    created = not out_dir.exists()
+    make_private_dir(out_dir)
+    try:
+        yield
+    except BaseException:
+        if created:
+            _remove_if_unused(out_dir)
+        raise
+
+
+def _remove_if_unused(out_dir: Path) -> None:
+    try:
+        entries = set(os.listdir(out_dir))
+        logs = out_dir / "logs"
+        if not entries <= {".lock", "logs"} or ("logs" in entries and os.listdir(logs)):
+            return
+        if "logs" in entries:
+            logs.rmdir()
+        if ".lock" in entries:
+            (out_dir / ".lock").unlink()
+        out_dir.rmdir()
+    except OSError:
+        pass  # something appeared meanwhile, or it is not ours to remove: leave it
 
 
 @contextlib.contextmanager

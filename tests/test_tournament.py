@@ -207,11 +207,11 @@ def test_shards_merged_equal_the_unsharded_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Shards 1/3, 2/3, 3/3 merged give exactly the unsharded records."""
-    whole = _run(_config(4), tmp_path / "whole")
+    whole = _run(_config(6), tmp_path / "whole")  # three deal sets, one a shard
     dirs = []
     for k in (1, 2, 3):
         d = tmp_path / f"shard{k}"
-        _run(_config(4), d, shard_spec=(k, 3))
+        _run(_config(6), d, shard_spec=(k, 3))
         dirs.append(str(d))
     assert cli_main(["merge", *dirs, "--out", str(tmp_path / "merged")]) == 0
     merged = read_journal(tmp_path / "merged" / "games.jsonl").records
@@ -220,17 +220,36 @@ def test_shards_merged_equal_the_unsharded_run(
     assert (tmp_path / "merged" / "report.html").stat().st_size > 0  # the merged run's page
     # A shard forgotten: the merge says so.
     assert cli_main(["merge", *dirs[:2], "--out", str(tmp_path / "partial")]) == 0
-    assert "the merged result lacks 4 game(s) of the schedule" in capsys.readouterr().err
+    assert "the merged result lacks 6 game(s) of the schedule" in capsys.readouterr().err
 
 
-def test_shards_partition_the_schedule_by_pairs() -> None:
-    games = make_schedule(["a", "b", "c", "d"], "round_robin", 6, seed=3)
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_shards_partition_the_schedule_by_deal_sets(duplicate: bool) -> None:
+    """Shards may run side by side on one machine: no deal set is split between two
+    (its bots could pass each other the cards), duplicate pairs included."""
+    games = make_schedule(["a", "b", "c", "d"], "round_robin", 6, seed=3, duplicate=duplicate)
     parts = [shard(games, k, 3) for k in (1, 2, 3)]
     ids = sorted(g.game_id for p in parts for g in p)
     assert ids == list(range(len(games)))
+    sets = [{g.deal_set for g in p} for p in parts]
+    assert all(sets) and sum(len(s) for s in sets) == len(set.union(*sets))
     for p in parts:
-        pairs = Counter(g.pair_id for g in p)
-        assert set(pairs.values()) == {2}, "a pair never straddles two shards"
+        if duplicate:
+            pairs = Counter(g.pair_id for g in p)
+            assert set(pairs.values()) == {2}, "a pair never straddles two shards"
+        # Every pairing plays each of the shard's deal sets.
+        assert Counter(g.pairing for g in p) == Counter(
+            {pairing: len(p) // 6 for pairing in {g.pairing for g in games}}
+        )
+
+
+def test_more_shards_than_deal_sets_is_refused() -> None:
+    from arbiter.schedule import ScheduleError
+
+    games = make_schedule(["a", "b", "c"], "round_robin", 4, seed=3)
+    assert len(shard(games, 2, 2)) == 6
+    with pytest.raises(ScheduleError, match=r"shard 1/3: the schedule has 2 deal set\(s\)"):
+        shard(games, 1, 3)
 
 
 @pytest.mark.parametrize(
@@ -653,3 +672,19 @@ def test_no_two_games_of_one_deal_set_are_played_at_the_same_time(tmp_path: Path
                 assert deal_set[g] != deal_set[h], (g, h)
                 overlaps += 1
     assert overlaps > 0  # the two workers did play at the same time
+
+
+def test_a_refused_run_leaves_no_output_directory_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run refused before its first game removes the directory it made (the same
+    command then works once fixed); a directory that was there already stays."""
+    config = tmp_path / "small.yaml"
+    config.write_text(SMALL)
+    out = tmp_path / "out"
+    assert cli_main(["tournament", str(config), "--out", str(out), "--shard", "2/2"]) == 2
+    assert "at most 1 shard(s)" in capsys.readouterr().err
+    assert not out.exists()
+    out.mkdir()
+    assert cli_main(["tournament", str(config), "--out", str(out), "--shard", "2/2"]) == 2
+    assert out.is_dir()
