@@ -15,6 +15,7 @@ warned about: the margin is for scheduling jitter, not for the bot.
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.hints import ADVICE, fix_hint, terminal_safe
 from arbiter.record import GameRecord
 from arbiter.referee import charged_ms
-from arbiter.rules import Rules, make_rules
+from arbiter.rules import Rules, Seed, make_rules
 from arbiter.sandbox import (
     BOT_USER_AUTO,
     BotUserSpec,
@@ -308,14 +309,19 @@ async def check_bot(
     handshake_ms: int = 10_000,
     sandbox: SandboxMode = "auto",
     bot_user: BotUserSpec = BOT_USER_AUTO,
+    seed: Seed | None = None,
 ) -> CheckReport:
     """Take the bot through up to ``games`` games against the random engine and report.
 
     The games are played under ``rules`` (default: the default rules) with
     ``time_per_move`` per decision, or under a game clock of ``clock_ms`` plus
     ``increment_ms`` per decision.  The bot runs in the sandbox ``sandbox`` asks
-    for, as it would in a tournament.
+    for, as it would in a tournament.  The deals come from ``seed``; None draws one (a
+    fixed one would let a bot tell a check from a tournament by its first hand), and the
+    report's setting line gives it, to repeat the same games.
     """
+    if seed is None:
+        seed = secrets.randbelow(10**9)
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
     notes = [w for w in (warning, *unsearched_warnings({"checked": plan})) if w is not None]
@@ -339,6 +345,7 @@ async def check_bot(
             BotSession("random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery),
             rules,
             time_settings,
+            seed,
         )
         await checker.cover_every_decision(games)
         unknowns = await checker.probe_leniency()
@@ -363,7 +370,7 @@ async def check_bot(
         ),
         unknowns=unknowns,
         late=_late_replies(checker.records, time_settings),
-        setting=_setting(rules, time_settings),
+        setting=_setting(rules, time_settings, seed),
     )
 
 
@@ -372,9 +379,15 @@ class _Checker:
     alternating, and what was found."""
 
     def __init__(
-        self, bot: _ProbedSession, opponent: BotSession, rules: Rules, time: TimeSettings
+        self,
+        bot: _ProbedSession,
+        opponent: BotSession,
+        rules: Rules,
+        time: TimeSettings,
+        seed: Seed,
     ) -> None:
         self.bot = bot
+        self.seed = seed
         self.opponent = opponent
         self.rules = rules
         self.time = time
@@ -394,7 +407,7 @@ class _Checker:
             game_id=number - 1,
             engines=engines,
             rules=self.rules,
-            seed=12345,
+            seed=self.seed,
             deal_set=g,
             first_dealer=(g // 2) % 2,
             time=self.time,
@@ -473,8 +486,9 @@ def _late_replies(records: list[GameRecord], tm: TimeSettings) -> LateReplies | 
     return LateReplies(len(late), slowest, allowed, tm.grace_ms)
 
 
-def _setting(rules: Rules, tm: TimeSettings) -> str:
-    """What the games were played under, e.g. ``rules: default; time: 2000 ms per decision``."""
+def _setting(rules: Rules, tm: TimeSettings, seed: Seed) -> str:
+    """What the games were played under, e.g. ``rules: default; time: 2000 ms per
+    decision; seed: 42``."""
     default = make_rules(rules.preset)
     changed = [
         f"{name}={json.dumps(getattr(rules, name))}"
@@ -483,8 +497,11 @@ def _setting(rules: Rules, tm: TimeSettings) -> str:
     ]
     text = f"rules: {rules.preset}" + (f" with {', '.join(changed)}" if changed else "")
     if tm.clock_ms is None:
-        return text + f"; time: {tm.per_move_ms} ms per decision"
-    return text + f"; time: game clock {tm.clock_ms} ms + {tm.increment_ms} ms per decision"
+        text += f"; time: {tm.per_move_ms} ms per decision"
+    else:
+        text += f"; time: game clock {tm.clock_ms} ms + {tm.increment_ms} ms per decision"
+    # repr: a string seed is quoted, so it reads apart from an integer one.
+    return text + f"; seed: {seed!r} (--seed repeats these games)"
 
 
 async def _quits_cleanly(session: BotSession) -> bool | None:

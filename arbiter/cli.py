@@ -921,6 +921,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             handshake_ms=args.handshake_ms,
             sandbox=args.sandbox or "auto",
             bot_user=args.bot_user or BOT_USER_AUTO,
+            seed=args.seed,
         )
     )
     for line in format_check(report):
@@ -1170,6 +1171,9 @@ def _add_check(sub: Any) -> None:
         default=0,
         metavar="MS",
         help="clock increment per decision in milliseconds (default %(default)s)",
+    )
+    c.add_argument(
+        "--seed", type=_seed_arg, help="seed of the deals, an int or a string (default: random)"
     )
     _add_rules(c)
     _add_sandbox(c)

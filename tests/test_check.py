@@ -89,10 +89,13 @@ async def test_check_with_no_game_recorded(monkeypatch: pytest.MonkeyPatch) -> N
         raise ArbiterError(f"game {spec.game_id} aborted by an arbiter error: RuntimeError()")
 
     monkeypatch.setattr(arbiter.check, "play_game", aborted_game)
-    report = await check_bot([sys.executable, "-m", "engines.random.bot"])
+    report = await check_bot([sys.executable, "-m", "engines.random.bot"], seed="s")
     assert not report.passed
     lines = format_check(report)
-    assert lines[:2] == ["rules: default; time: 2000 ms per decision", "no games were recorded"]
+    assert lines[:2] == [
+        "rules: default; time: 2000 ms per decision; seed: 's' (--seed repeats these games)",
+        "no games were recorded",
+    ]
     assert lines[2] == (
         "FAIL game 1: game 0 aborted by an arbiter error: RuntimeError()\n"
         "    this is an error of the arbiter, not of the bot: please report it"
@@ -244,13 +247,14 @@ def test_check_command_takes_clock_and_rules(capsys: pytest.CaptureFixture[str])
         [
             *["check", random_bot, "--games", "2", "--clock", "3000", "--increment", "50"],
             *["--rules", "cavendish", "--rule", "target=7", "--rule", "must_trump=false"],
+            *["--seed", "88"],
         ]
     )
     assert cmd_check(args) in (0, 1)  # two games may not show every decision
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
         "rules: cavendish with must_trump=false, target=7; "
-        "time: game clock 3000 ms + 50 ms per decision"
+        "time: game clock 3000 ms + 50 ms per decision; seed: 88 (--seed repeats these games)"
     )
     # The bundled engine ignores what it does not know (PROTOCOL.md §2.5).
     assert "unknown fields and message types: ok (ignored)" in out
@@ -292,3 +296,23 @@ async def test_check_findings_carry_the_fix_for_their_cause() -> None:
     text = "\n".join(format_check(report))
     assert "FAIL game 1: invalid_message: malformed JSON" in text
     assert "fix: write logs and debug output to stderr: stdout carries protocol lines only" in text
+
+
+async def test_each_check_deals_from_its_own_seed_and_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fixed seed would let a bot tell a check from a tournament by its first hand."""
+    seeds: list[object] = []
+
+    async def no_game(spec: Any, sessions: Any) -> Any:
+        seeds.append(spec.seed)
+        raise ArbiterError("stop")
+
+    monkeypatch.setattr(arbiter.check, "play_game", no_game)
+    settings = []
+    for seed in (None, None, 7):
+        report = await check_bot([sys.executable, "-m", "engines.random.bot"], games=1, seed=seed)
+        settings.append(report.setting)
+    assert seeds[0] != seeds[1] and seeds[2] == 7
+    for used, setting in zip(seeds, settings, strict=True):
+        assert setting.endswith(f"; seed: {used} (--seed repeats these games)")
