@@ -94,7 +94,15 @@ from arbiter.faults import (
     InvalidMessage,
     ResourceLimit,
 )
-from arbiter.sandbox import BotUser, SandboxPlan, filter_fd, proc_stats, wrap_command
+from arbiter.sandbox import (
+    WRAPPER_ENV,
+    BotUser,
+    SandboxPlan,
+    data_fd,
+    keyring_filter,
+    proc_stats,
+    wrap_parts,
+)
 from protocol.messages import MAX_LINE_BYTES
 
 __all__ = [
@@ -351,12 +359,31 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
         if cwd is not None and not os.path.isdir(cwd):
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", cwd)
         command.check_program()
-    seccomp = filter_fd() if command.sandbox is not None else None
+    fds: list[int] = []
     try:
-        return _spawn_with(command, limits, argv, cwd, env, seccomp)
+        if command.sandbox is not None:
+            # bwrap (and setpriv) run with more privileges than the bot: they get a
+            # fixed environment, the bot's own is handed on in bwrap's arguments, which
+            # come through a descriptor (values stay off every command line).
+            fds.append(data_fd(keyring_filter()))
+            options, inner = wrap_parts(
+                argv,
+                cwd,
+                command.sandbox,
+                memory_mb=limits.memory_mb if limits is not None else None,
+                user=command.user,
+                seccomp_fd=fds[0],
+                env=dict(os.environ) if env is None else env,
+            )
+            # The options through the descriptor; the command stays on the line, where
+            # bwrap wants it.
+            fds.append(data_fd(b"".join(a.encode() + b"\0" for a in options[1:])))
+            argv = [options[0], "--args", str(fds[1]), "--", *inner]
+            env = dict(WRAPPER_ENV)
+        return _spawn_with(command, limits, argv, cwd, env, fds)
     finally:
-        if seccomp is not None:
-            os.close(seccomp)
+        for fd in fds:
+            os.close(fd)
 
 
 def _spawn_with(
@@ -365,18 +392,8 @@ def _spawn_with(
     argv: list[str],
     cwd: str | None,
     env: dict[str, str] | None,
-    seccomp: int | None,
+    fds: list[int],
 ) -> _Child:
-    if command.sandbox is not None:
-        memory_mb = limits.memory_mb if limits is not None else None
-        argv = wrap_command(
-            argv,
-            cwd,
-            command.sandbox,
-            memory_mb=memory_mb,
-            user=command.user,
-            seccomp_fd=seccomp,
-        )
     # Unsandboxed, the child switches users before exec (and before _child_setup runs,
     # so its death signal, which a change of user would clear, is set afterwards).
     switch = command.user if command.sandbox is None else None
@@ -398,7 +415,7 @@ def _spawn_with(
             user=None if switch is None else switch.uid,
             group=None if switch is None else switch.gid,
             extra_groups=None if switch is None else [],
-            pass_fds=() if seccomp is None else (seccomp,),
+            pass_fds=tuple(fds),
         )
     except BaseException:
         for fd in ours:

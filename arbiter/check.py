@@ -37,10 +37,10 @@ from arbiter.sandbox import (
     SandboxMode,
     SandboxPlan,
     minimal_env,
+    plan_warnings,
     reap_escapees,
     resolve_bot_user,
     sandbox_enabled,
-    unsearched_warnings,
     user_for_engine,
 )
 from arbiter.session import BotSession
@@ -324,10 +324,10 @@ async def check_bot(
         seed = secrets.randbelow(10**9)
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
-    notes = [w for w in (warning, *unsearched_warnings({"checked": plan})) if w is not None]
+    notes = [w for w in (warning, *plan_warnings({"checked": plan})) if w is not None]
     user, note = resolve_bot_user(bot_user, sandboxed=sandboxed)
     notes += [note] if note is not None else []
-    user = user_for_engine("checked", bot_user, user, plan, warn=notes.append)
+    user = user_for_engine("checked", bot_user, user, plan)
     warning = "\n".join(notes) or None
     command = BotCommand(
         argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan, user=user

@@ -1032,7 +1032,7 @@ def _add_sandbox(parser: argparse.ArgumentParser, who: str = "bots") -> None:
         "--bot-user",
         metavar="USER",
         help=f"when the arena runs as root, run {who} as USER (a name or a uid; root to keep "
-        "root); default auto: nobody, when sandboxed and its files are readable by it",
+        "root); default auto: nobody, when sandboxed",
     )
 
 

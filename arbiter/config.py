@@ -146,10 +146,9 @@ class TournamentConfig(_Strict, frozen=True):
     """Run each bot process in a sandbox (bubblewrap): ``auto`` where the machine allows
     it (with a warning otherwise), ``on`` (refuse to run without), ``off``."""
     bot_user: str | NonNegative = "auto"
-    """The user bots run as when the arena runs as root: ``auto`` (``nobody``, when the
-    sandbox is on and the engine's directories are readable by it; else root, with a
-    warning), a user name or a uid (required: an engine it cannot reach is an error), or
-    ``root``.  An arena not run as root runs bots as its own user."""
+    """The user bots run as when the arena runs as root: ``auto`` (``nobody`` for
+    sandboxed bots), a user name or a uid, or ``root``; an engine whose directories that
+    user cannot reach is an error.  An arena not run as root runs bots as its own user."""
     isolate_deals: bool = True
     """Restart a bot before it would see deals it has already played (so that no bot can
     remember the cards of a duplicate pair); false reuses processes: faster, for bots you

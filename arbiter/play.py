@@ -52,8 +52,8 @@ from arbiter.sandbox import (
     BOT_USER_AUTO,
     BotUserSpec,
     SandboxMode,
+    plan_warnings,
     sandbox_enabled,
-    unsearched_warnings,
 )
 from arbiter.session import BotSession
 from arbiter.show import SCORE_WORDS, Style, style_for
@@ -678,7 +678,7 @@ async def _play(game: _Game, out: Path, console: Console, say: Callable[[str], N
     commands = engine_commands(
         only, Path.cwd(), sandboxed=sandboxed, hidden=[], out_dir=out, warn=say
     )
-    for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
+    for line in plan_warnings({n: c.sandbox for n, c in commands.items()}):
         say(line)
     command = commands[engine.name]
     handshake = config.time_control.handshake_ms

@@ -51,16 +51,18 @@ import stat
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 __all__ = [
     "BOT_USER_AUTO",
+    "LOADER_VARIABLES",
     "MINIMAL_ENV_KEYS",
     "RUN_MARKERS",
     "SCAN_LIMIT",
     "SYSTEM_PATHS",
+    "WRAPPER_ENV",
     "BotUser",
     "BotUserError",
     "BotUserSpec",
@@ -69,21 +71,23 @@ __all__ = [
     "SandboxPlan",
     "SandboxUnavailable",
     "arena_paths",
-    "filter_fd",
+    "data_fd",
     "find_runs",
     "guard_arbiter",
     "keyring_filter",
+    "links_out",
     "minimal_env",
     "own_dirs",
+    "plan_warnings",
     "proc_stats",
     "reap_escapees",
     "resolve_bot_user",
     "sandbox_enabled",
     "sandbox_unavailable",
     "unreachable_for",
-    "unsearched_warnings",
     "user_for_engine",
     "wrap_command",
+    "wrap_parts",
 ]
 
 SandboxMode = Literal["auto", "on", "off"]
@@ -138,6 +142,41 @@ MINIMAL_ENV_KEYS: Final = (
     "ASDF_DATA_DIR",
 )
 """Variables of the operator's environment a bot gets by default (plus ``HOME``)."""
+
+LOADER_VARIABLES: Final = frozenset(
+    {
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "LD_AUDIT",
+        "LD_DEBUG",
+        "LD_DEBUG_OUTPUT",
+        "LD_DYNAMIC_WEAK",
+        "LD_HWCAP_MASK",
+        "LD_LIBRARY_PATH",
+        "LD_ORIGIN_PATH",
+        "LD_PRELOAD",
+        "LD_PROFILE",
+        "LD_SHOW_AUXV",
+        "LD_USE_LOAD_BIAS",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "MALLOC_TRACE",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TMPDIR",
+        "TZDIR",
+    }
+)
+"""Variables that change what the C library loads or opens (glibc drops them for a
+privileged program): never given to bwrap or setpriv, which run with privileges the
+bot has not, only to the bot itself."""
+
+WRAPPER_ENV: Final = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C"}
+"""The whole environment bwrap runs with; the bot's own comes through its arguments."""
 
 BOT_HOME: Final = "/tmp"
 """``HOME`` inside the sandbox: the private, empty, writable /tmp."""
@@ -233,30 +272,22 @@ def resolve_bot_user(spec: BotUserSpec, *, sandboxed: bool) -> tuple[BotUser | N
 
 
 def user_for_engine(
-    name: str,
-    spec: BotUserSpec,
-    user: BotUser | None,
-    plan: SandboxPlan | None,
-    *,
-    warn: Callable[[str], None] | None = None,
+    name: str, spec: BotUserSpec, user: BotUser | None, plan: SandboxPlan | None
 ) -> BotUser | None:
     """The user engine ``name`` runs as: ``user`` (from :func:`resolve_bot_user` of
-    ``spec``) when it may reach what ``plan`` binds (:func:`unreachable_for`).  Else,
-    under ``auto``, the arbiter's own user, and ``warn`` is told why;
-    :class:`BotUserError` for a user given by name."""
+    ``spec``), which must be able to use what ``plan`` binds (:func:`unreachable_for`),
+    else :class:`BotUserError`.  There is no falling back to root: the bot's author
+    would choose it, by what the bot's directory lets the user read."""
     if user is None or plan is None:
         return user
     blocked = unreachable_for(user, plan)
     if blocked is None:
         return user
-    if spec != BOT_USER_AUTO:
-        raise BotUserError(f"engine {name!r} cannot run as {user} (bot_user): {blocked}")
-    if warn is not None:
-        warn(
-            f"warning: engine {name!r} runs as root, not as {user}: {blocked}, or set "
-            "bot_user: root to run bots as root without this warning"
-        )
-    return None
+    why = "bot_user" if spec != BOT_USER_AUTO else "the arena runs as root"
+    raise BotUserError(
+        f"engine {name!r} runs as {user} ({why}): {blocked}; or set bot_user: root to run "
+        "bots as root"
+    )
 
 
 def _allows(st: os.stat_result, user: BotUser, bits: int) -> bool:
@@ -519,6 +550,9 @@ class SandboxPlan:
     """Further bwrap arguments (tests)."""
     unsearched: tuple[str, ...] = ()
     """Visible directories too large to be searched whole for earlier runs' outputs."""
+    unfollowed: tuple[tuple[str, str], ...] = ()
+    """Arguments that are symbolic links out of the engine's directory, and their
+    targets, which the sandbox does not show (:func:`links_out`)."""
 
     @classmethod
     def for_engine(
@@ -596,6 +630,7 @@ class SandboxPlan:
             hidden=tuple(sorted(masks)),
             network=network,
             unsearched=tuple(unsearched),
+            unfollowed=tuple(links_out(argv, cwd)),
         )
 
     def dir_holding(self, path: str, *, writable: bool = False) -> str | None:
@@ -617,17 +652,28 @@ class SandboxPlan:
         return None
 
 
-def unsearched_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:
-    """A warning for each engine's directory too large to be searched whole for earlier
-    runs' outputs (which the sandbox could then not hide), by engine name."""
-    return [
-        f"warning: engine {name!r}: {where} holds over {SCAN_LIMIT:,} entries, too many to "
-        "search for earlier runs' outputs, which a bot could read if there are any in it "
-        "(keep run outputs out of engines' directories)"
-        for name, plan in plans.items()
-        if plan is not None
-        for where in plan.unsearched
-    ]
+def plan_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:
+    """The warnings an engine's sandbox gives, by engine name: a directory too large to
+    be searched whole for earlier runs' outputs (which the sandbox could then not hide),
+    and each argument whose symbolic link out of the engine's directory is not followed."""
+    lines = []
+    for name, plan in plans.items():
+        if plan is None:
+            continue
+        lines += [
+            f"warning: engine {name!r}: {where} holds over {SCAN_LIMIT:,} entries, too many "
+            "to search for earlier runs' outputs, which a bot could read if there are any in "
+            "it (keep run outputs out of engines' directories)"
+            for where in plan.unsearched
+        ]
+        lines += [
+            f"warning: engine {name!r}: {arg} is a symbolic link out of the engine's "
+            f"directory, to {target}, which the sandbox does not show (links in a bot's "
+            "directory are the bot's to choose); name the target itself in the command, or "
+            "grant it with allow_paths"
+            for arg, target in plan.unfollowed
+        ]
+    return lines
 
 
 def _public(path: str) -> bool:
@@ -640,12 +686,30 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
 
     The files are the arguments that name existing files (the program, a script, a
     weights file), relative to ``cwd``; a program found on ``PATH`` counts too.
-    Directories of the system and of the arena's code are left out (every bot sees them).
+    Directories of the system and of the arena's code are left out (every bot sees them),
+    and so are the targets of symbolic links out of the engine's directory
+    (:func:`links_out`).
     """
-    base = cwd or os.getcwd()
+    return _own_dirs(argv, cwd, own_dir_configured=own_dir_configured)[0]
+
+
+def links_out(argv: Sequence[str], cwd: str | None) -> list[tuple[str, str]]:
+    """``(argument, target)`` for each relative argument that names a file through a
+    symbolic link leading out of the directory it is relative to (``cwd``, else the
+    current one): not followed, as such links are the bot's, not the operator's (a bot
+    could otherwise choose which directory it is shown)."""
+    return _own_dirs(argv, cwd, own_dir_configured=False)[1]
+
+
+def _own_dirs(
+    argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool
+) -> tuple[list[str], list[tuple[str, str]]]:
+    base = os.path.abspath(cwd or os.getcwd())
+    real_base = os.path.realpath(base)
     found: set[str] = set()
+    unfollowed: list[tuple[str, str]] = []
     if cwd is not None and own_dir_configured:
-        found.add(os.path.realpath(cwd))
+        found.add(real_base)
     for i, arg in enumerate(argv):
         if i == 0 and "/" not in arg:
             program = shutil.which(arg)
@@ -654,10 +718,22 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
             continue
         if arg.startswith("-"):
             continue
-        candidate = os.path.join(base, arg)
-        if os.path.isfile(candidate):
-            found.add(os.path.dirname(os.path.realpath(candidate)))
-    return sorted(d for d in found if not _public(d))
+        candidate = os.path.normpath(os.path.join(base, arg))
+        if not os.path.isfile(candidate):
+            continue
+        real = os.path.realpath(candidate)
+        # Named inside the engine's directory, found outside it: a link of the bot's
+        # (an argument that leaves it with "..", or an absolute one, is the operator's).
+        if (
+            not os.path.isabs(arg)
+            and _inside(candidate, base)
+            and not _inside(real, real_base)
+            and not _public(real)
+        ):
+            unfollowed.append((arg, real))
+            continue
+        found.add(os.path.dirname(real))
+    return sorted(d for d in found if not _public(d)), unfollowed
 
 
 def _manager_root(argv: Sequence[str]) -> str | None:
@@ -696,18 +772,46 @@ def wrap_command(
     memory_mb: int | None = None,
     user: BotUser | None = None,
     seccomp_fd: int | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``.
+    """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``: the
+    command line of :func:`wrap_parts`, options and command joined by ``--``."""
+    options, command = wrap_parts(
+        argv,
+        cwd,
+        plan,
+        memory_mb=memory_mb,
+        user=user,
+        seccomp_fd=seccomp_fd,
+        env=env,
+    )
+    return [*options, "--", *command]
+
+
+def wrap_parts(
+    argv: Sequence[str],
+    cwd: str | None,
+    plan: SandboxPlan,
+    *,
+    memory_mb: int | None = None,
+    user: BotUser | None = None,
+    seccomp_fd: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[str], list[str]]:
+    """bwrap and its options, and the command it runs, for ``argv`` inside the sandbox
+    described by ``plan``, starting in ``cwd``.
 
     ``memory_mb`` (the run's memory limit) caps the sandbox's in-memory filesystems,
     ``/tmp`` and ``/dev/shm``, each at that size; without it they are the kernel's
     default (half the RAM).  With ``user`` (the arbiter must be root), the bot runs as
     that user, with its primary group only and no capabilities.  ``seccomp_fd`` is a
     descriptor the child inherits, to read :func:`keyring_filter` from (see
-    :func:`filter_fd`).
-
-    The environment is not on this command line (the wrapper passes its own on, so
-    what a bot is given stays out of ``/proc/*/cmdline``).
+    :func:`data_fd`).  With ``env``, the bot's environment is exactly ``env``, given
+    through bwrap's arguments (``--clearenv``, ``--setenv``), so bwrap itself can run
+    with :data:`WRAPPER_ENV`; pass the options through ``--args`` (:func:`data_fd`) to
+    keep the values off command lines.  Of ``env``, the :data:`LOADER_VARIABLES` reach
+    only the bot: with ``user``, ``env`` sets them after ``setpriv`` has dropped root.
+    Without ``env`` the bot gets bwrap's own environment.
     """
     bwrap = _bwrap()
     if bwrap is None:
@@ -744,13 +848,30 @@ def wrap_command(
     # (bwrap creates the parents of its mount points); else the private /tmp.
     if not any(_inside(start, v) or _inside(v, start) for v in visible):
         start = "/tmp"
+    late: list[str] = []  # loader variables, set once root is gone
+    if env is not None:
+        args.append("--clearenv")
+        for key, value in env.items():
+            if user is not None and key in LOADER_VARIABLES:
+                late.append(f"{key}={value}")
+            else:
+                args += ["--setenv", key, value]
     if user is not None:
         setpriv = _setpriv()
         if setpriv is None:
             raise RuntimeError("setpriv (util-linux) is not installed")
+        if late:
+            argv = [_env_program(), *late, *argv]
         switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
         argv = [setpriv, *switch, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
-    return [*args, "--chdir", start, "--", *argv]
+    return [*args, "--chdir", start], list(argv)
+
+
+def _env_program() -> str:
+    found = shutil.which("env", path="/usr/bin:/bin")
+    if found is None:
+        raise RuntimeError("env (coreutils) is not installed")
+    return found
 
 
 # A seccomp filter (classic BPF over ``struct seccomp_data``: ``nr`` at offset 0, ``arch``
@@ -797,16 +918,20 @@ def keyring_filter() -> bytes:
     return b"".join(struct.pack("=HBBI", *op) for op in program)
 
 
-def filter_fd() -> int:
-    """A pipe's read end holding :func:`keyring_filter`, for ``bwrap --seccomp``; the
-    caller closes it once the child has started (the program is far below a pipe's
-    buffer, so the write does not block)."""
-    read, write = os.pipe()
+def data_fd(data: bytes) -> int:
+    """A descriptor to read ``data`` from, from its start (an anonymous in-memory file),
+    for bwrap's ``--seccomp`` and ``--args``; the caller closes it once the child has
+    started."""
+    fd = os.memfd_create("ecarte-bwrap", os.MFD_CLOEXEC)
     try:
-        os.write(write, keyring_filter())
-    finally:
-        os.close(write)
-    return read
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _ancestors(path: str) -> Iterator[str]:

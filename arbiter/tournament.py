@@ -70,10 +70,10 @@ from arbiter.sandbox import (
     SandboxPlan,
     minimal_env,
     own_dirs,
+    plan_warnings,
     reap_escapees,
     resolve_bot_user,
     sandbox_enabled,
-    unsearched_warnings,
     user_for_engine,
 )
 from arbiter.schedule import ScheduledGame, make_schedule, shard
@@ -253,7 +253,7 @@ async def run_tournament(
         )
         _check_visible_output(commands, out_dir, sharded=shard_spec is not None)
         if on_event is not None:
-            for line in unsearched_warnings({n: c.sandbox for n, c in commands.items()}):
+            for line in plan_warnings({n: c.sandbox for n, c in commands.items()}):
                 on_event(line)
         # Before the preflight: with --debug, its traffic is logged there too.
         make_private_dir(out_dir / "logs")
@@ -359,10 +359,9 @@ def engine_commands(
     the other engines' own directories and earlier runs' outputs are masked from it.
     An ``out_dir`` (or an earlier run's output) that cannot be masked, being or
     containing the engine's own directory, is a :class:`TournamentError`.  Engines run
-    as ``config.bot_user`` (see :func:`~arbiter.sandbox.resolve_bot_user`); under
-    ``auto``, one whose directories that user cannot reach keeps the arbiter's user and
-    ``warn`` is told why; a user given by name must reach them all
-    (:class:`TournamentError`).
+    as ``config.bot_user`` (see :func:`~arbiter.sandbox.resolve_bot_user`); one whose
+    directories that user cannot reach is a :class:`TournamentError` naming the
+    directory, and ``warn`` is told when ``auto`` has to keep root.
     """
     try:
         user, note = resolve_bot_user(config.bot_user, sandboxed=sandboxed)
@@ -396,7 +395,7 @@ def engine_commands(
                 raise TournamentError(f"engine {e.name!r}: {exc}") from None
         base_env = None if e.inherit_env else minimal_env(home="/tmp" if sandboxed else None)
         try:
-            runs_as = user_for_engine(e.name, config.bot_user, user, plan, warn=warn)
+            runs_as = user_for_engine(e.name, config.bot_user, user, plan)
         except BotUserError as exc:
             raise TournamentError(str(exc)) from None
         commands[e.name] = BotCommand(

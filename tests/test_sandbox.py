@@ -527,7 +527,7 @@ def test_a_directory_too_large_to_search_is_named_in_a_warning(tmp_path: Path) -
     limited = sandbox.find_runs([str(tmp_path)], limit=2)
     assert limited == ([], [str(tmp_path)])
     big = SandboxPlan(read_paths=plan.read_paths, unsearched=(str(tmp_path),))
-    warnings = sandbox.unsearched_warnings({"big": big, "bare": None})
+    warnings = sandbox.plan_warnings({"big": big, "bare": None})
     assert warnings == [
         f"warning: engine 'big': {tmp_path} holds over 100,000 entries, too many to search "
         "for earlier runs' outputs, which a bot could read if there are any in it (keep run "
@@ -570,6 +570,8 @@ def test_an_output_a_bot_could_prepare_or_a_shard_could_read_is_refused(
 
     home = tmp_path / "mybot"
     (home / "data").mkdir(parents=True)
+    if os.geteuid() == 0:
+        os.chown(home / "data", 65534, 65534)  # writable by the bots' user
     grant = ", write_paths: [data]" if case == "write grant" else ""
     config = home / "t.yaml"
     config.write_text(
@@ -743,60 +745,63 @@ def test_a_root_arena_runs_sandboxed_bots_as_nobody(
 
 
 @needs_sandbox
-def test_a_bot_nobody_cannot_reach_runs_as_root_with_a_warning_or_is_refused(
+def test_a_bot_nobody_cannot_reach_is_refused_with_the_fix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Under ``auto`` an engine whose directory nobody cannot read keeps root, and the
-    warning says which directory and what to do; ``bot_user: nobody`` refuses to run."""
+    """Run as root, an engine whose directory nobody cannot read, or whose write grant it
+    cannot write, is refused: falling back to root would let the bot's author choose
+    root by packaging the bot so."""
     from arbiter.cli import main as cli_main
 
     config = _whoami_config(tmp_path, give_data=False)
     home = tmp_path / "mine"
-    home.chmod(0o700)
     out = tmp_path / "out"
     code = cli_main(["tournament", str(config), "--out", str(out), "--quiet"])
     err = capsys.readouterr().err
-    assert code == 0, err
-    if ROOT_ARENA:
-        assert (
-            f"warning: engine 'mine' runs as root, not as nobody (uid 65534): {home} is not "
-            "readable by nobody (uid 65534) (drwx------, owned by root): make it readable "
-            f"(chmod o+rx {home}), or set bot_user: root to run bots as root without this "
-            "warning"
-        ) in err
-        assert {r["uid"] for r in _reports(home / "data")} == {0}
-    else:
-        assert "warning" not in err
-    code = cli_main(
-        ["tournament", str(config), "--out", str(tmp_path / "out2"), "--bot-user", "nobody"]
-    )
-    err = capsys.readouterr().err
+    if not ROOT_ARENA:
+        assert code == 0, err
+        code = cli_main(["tournament", str(config), "--out", str(out), "--bot-user", "nobody"])
+        assert code == 2
+        assert "error: bot_user: nobody (uid 65534) needs the arena to run as root" in (
+            capsys.readouterr().err
+        )
+        return
     assert code == 2
-    if ROOT_ARENA:
-        assert (
-            f"error: engine 'mine' cannot run as nobody (uid 65534) (bot_user): {home} is not "
-            "readable by nobody"
-        ) in err
-    else:
-        assert "error: bot_user: nobody (uid 65534) needs the arena to run as root" in err
+    assert (
+        f"error: engine 'mine' runs as nobody (uid 65534) (the arena runs as root): "
+        f"{home}/data (write_paths) is not writable by nobody (uid 65534) (drwxr-xr-x, owned "
+        f"by root): give it to that user (chown 65534 {home}/data); or set bot_user: root to "
+        "run bots as root"
+    ) in err
+    assert not out.exists() and not list((home / "data").iterdir())  # nothing ran
+    os.chown(home / "data", NOBODY, NOBODY)
+    home.chmod(0o700)
+    code = cli_main(["tournament", str(config), "--out", str(out), "--bot-user", "nobody"])
+    assert code == 2
+    assert (
+        f"error: engine 'mine' runs as nobody (uid 65534) (bot_user): {home} is not readable "
+        f"by nobody (uid 65534) (drwx------, owned by root): make it readable (chmod o+rx "
+        f"{home})"
+    ) in capsys.readouterr().err
+    # bot_user: root is the way back to the old behaviour (the grant root's again).
+    os.chown(home / "data", 0, 0)
+    code = cli_main(["tournament", str(config), "--out", str(out), "--bot-user", "root"])
+    assert code == 0
+    assert {r["uid"] for r in _reports(home / "data")} == {0}
+    os.chown(home / "data", NOBODY, NOBODY)
     # A directory nobody may read holding a file it may not: the bot fails to start,
     # and the error says which user it ran as and what to do.
     home.chmod(0o755)
     (home / "whoami.py").chmod(0o600)
-    if ROOT_ARENA:
-        os.chown(home / "data", NOBODY, NOBODY)
     code = cli_main(["tournament", str(config), "--out", str(tmp_path / "out3"), "--quiet"])
     err = capsys.readouterr().err
-    if ROOT_ARENA:
-        assert code == 2
-        assert "Permission denied" in err
-        assert (
-            "; the bot runs as nobody (uid 65534) (bot_user), which must be able to read its "
-            "files: make them readable by others (chmod -R o+rX on its directory), or set "
-            "bot_user: root"
-        ) in err
-    else:
-        assert code == 0, err
+    assert code == 2
+    assert "Permission denied" in err
+    assert (
+        "; the bot runs as nobody (uid 65534) (bot_user), which must be able to read its "
+        "files: make them readable by others (chmod -R o+rX on its directory), or set "
+        "bot_user: root"
+    ) in err
 
 
 def test_a_write_grant_the_user_cannot_write_is_named(tmp_path: Path) -> None:
@@ -869,3 +874,94 @@ async def test_bots_cannot_leave_notes_in_the_kernel_keyring() -> None:
         async with open_bot(command, name="note", log_path=None) as bot:
             replies.append((await bot.request(b"go", timeout=10))[0].decode())
     assert replies == ["put EPERM", "get EPERM"]
+
+
+@needs_sandbox
+async def test_an_engines_loader_variables_reach_the_bot_not_the_sandboxs_programs(
+    tmp_path: Path,
+) -> None:
+    """bwrap (and setpriv, which drops root) run with privileges the bot has not: an
+    engine's ``LD_*`` variables (``LD_PRELOAD`` would run the bot's code in them) are
+    given to the bot alone.  ``LD_DEBUG`` shows who obeyed them: each program that did
+    logs its loading into the bot's write grant."""
+    from arbiter.bot import BotCommand, open_bot
+
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    if user is not None:
+        os.chown(logs, user.uid, user.gid)
+    script = "import os, sys; sys.stdin.readline(); print(os.environ.get('LD_DEBUG'), flush=True)"
+    argv = [sys.executable, "-c", script]
+    plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False, write_paths=[str(logs)])
+    command = BotCommand(
+        argv,
+        env={"LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": str(logs / "ld"), "SECRET_TOKEN": "s3cr3t"},
+        base_env=minimal_env(home="/tmp"),
+        sandbox=plan,
+        user=user,
+    )
+    async with open_bot(command, name="ld", log_path=None) as bot:
+        assert (await bot.request(b"go", timeout=10))[0] == b"libs"
+        # What the bot is given is on no command line (other users can read those).
+        family = [bot.pid, *(p for p, _, parent, _ in sandbox.proc_stats() if parent == bot.pid)]
+        cmdlines = b"".join(Path(f"/proc/{pid}/cmdline").read_bytes() for pid in family)
+        assert b"s3cr3t" not in cmdlines
+    programs = {
+        line.split("initialize program: ")[1].strip()
+        for log in logs.glob("ld.*")
+        for line in log.read_text().splitlines()
+        if "initialize program: " in line
+    }
+    assert programs and all("python" in p for p in programs), programs
+
+
+@needs_sandbox
+def test_a_link_out_of_the_bots_directory_is_not_followed(tmp_path: Path) -> None:
+    """A bot that ships ``model.bin -> /elsewhere/book.txt`` (or a linked ``data/``)
+    would choose the directory it is shown: such links are not followed, with a warning;
+    a path the operator wrote out of the directory (``..``, absolute) still is."""
+    mine, other, shared = tmp_path / "mine", tmp_path / "other", tmp_path / "shared"
+    for d in (mine, other, shared):
+        d.mkdir()
+    (other / "book.txt").write_text("the other engine's book\n")
+    (shared / "lib.txt").write_text("shared on purpose\n")
+    (mine / "model.bin").symlink_to(other / "book.txt")
+    (mine / "data").symlink_to(other)
+    code = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        print(path, open(path).read().strip())\n"
+        "    except OSError as exc:\n"
+        "        print(path, type(exc).__name__)\n"
+    )
+    (mine / "bot.py").write_text(code)
+    argv = [sys.executable, "bot.py", "model.bin", "data/book.txt", "../shared/lib.txt"]
+    plan = SandboxPlan.for_engine(argv, str(mine), own_dir_configured=True)
+    assert set(plan.unfollowed) == {
+        ("model.bin", str(other / "book.txt")),
+        ("data/book.txt", str(other / "book.txt")),
+    }
+    assert str(shared) in plan.read_paths and str(other) not in plan.read_paths
+    warnings = sandbox.plan_warnings({"mine": plan})
+    assert warnings[0] == (
+        f"warning: engine 'mine': model.bin is a symbolic link out of the engine's directory, "
+        f"to {other / 'book.txt'}, which the sandbox does not show (links in a bot's directory "
+        "are the bot's to choose); name the target itself in the command, or grant it with "
+        "allow_paths"
+    )
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    done = subprocess.run(
+        sandbox.wrap_command(argv, str(mine), plan, user=user),
+        cwd=mine,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert done.stdout.splitlines() == [
+        "model.bin FileNotFoundError",
+        "data/book.txt FileNotFoundError",
+        "../shared/lib.txt shared on purpose",
+    ]

@@ -336,6 +336,8 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
     bot = tmp_path / "memo.py"
     bot.write_text(MEMORY_BOT.format(root=str(ROOT)))
     (tmp_path / "seen").mkdir()
+    if os.geteuid() == 0:
+        os.chown(tmp_path / "seen", 65534, 65534)  # writable by the bots' user
     log = tmp_path / "seen" / "seen.log"
     # The bots write their log in a directory the sandbox lets them write.
     grant = f"env: {{SEEN_LOG: {log}}}, write_paths: [{log.parent}]"
