@@ -301,6 +301,13 @@ def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
         raise ConfigError(f"{where}: not valid YAML: {what}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the config must be a mapping of keys (engines:, format:...)")
+    nul = _nul_path(data, "$")
+    if nul is not None:
+        line = _line_of(root, nul)
+        where = f"{source}:{line}" if line else source
+        # No command line, path or variable can hold one; passed on, it would end a
+        # string early and make the rest something else (an option of the sandbox).
+        raise ConfigError(f"{where}: {nul}: contains a NUL character (\\0)")
     if isinstance(data.get("sandbox"), bool):
         # YAML 1.1 reads a bare on/off as a boolean: `sandbox: off` means "off".
         data["sandbox"] = "on" if data["sandbox"] else "off"
@@ -325,6 +332,26 @@ def parse_config(text: str, source: str = "<config>") -> TournamentConfig:
         raise ConfigError(f"{where}: {path}: {detail}") from None
     _check(config, source, root)
     return config
+
+
+def _nul_path(value: Any, path: str) -> str | None:
+    """The key path of the first string (key or value) holding a NUL character, or None."""
+    if isinstance(value, str):
+        return path if "\0" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}"
+            if isinstance(key, str) and "\0" in key:
+                return inner
+            found = _nul_path(item, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")

@@ -75,6 +75,7 @@ __all__ = [
     "find_runs",
     "guard_arbiter",
     "keyring_filter",
+    "linked_cwd",
     "links_out",
     "minimal_env",
     "own_dirs",
@@ -175,6 +176,13 @@ LOADER_VARIABLES: Final = frozenset(
 privileged program): never given to bwrap or setpriv, which run with privileges the
 bot has not, only to the bot itself."""
 
+
+def _after_switch(key: str) -> bool:
+    """Whether ``key`` is set only once ``setpriv`` has dropped root: the loader's
+    variables, and the locale's and time zone's (which can name files glibc parses)."""
+    return key in LOADER_VARIABLES or key in ("LANG", "LANGUAGE", "TZ") or key.startswith("LC_")
+
+
 WRAPPER_ENV: Final = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C"}
 """The whole environment bwrap runs with; the bot's own comes through its arguments."""
 
@@ -212,9 +220,15 @@ class BotUserError(ValueError):
     """A ``bot_user`` that cannot be used here; the message says why and what to do."""
 
 
+_MAX_UID: Final = 2**32 - 2
+"""The largest uid: 2**32 - 1 is the kernel's "no change", larger ones wrap round to 0."""
+
+
 def _lookup_user(spec: BotUserSpec) -> BotUser:
-    if isinstance(spec, int) or spec.isdigit():
+    if isinstance(spec, int) or (spec.isascii() and spec.isdigit()):
         uid = int(spec)
+        if uid > _MAX_UID:
+            raise BotUserError(f"bot_user: {spec} is not a user id (0 to {_MAX_UID:,})")
         try:
             entry = pwd.getpwuid(uid)
         except KeyError:  # a uid with no name: its group is the same number
@@ -605,7 +619,8 @@ class SandboxPlan:
         # A version manager's root holds interpreters, not the bot's files: not searched.
         searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
         runs, unsearched = find_runs(sorted(searched))
-        secrets = {os.path.realpath(p) for p in secret} | set(runs)
+        mine = {os.path.realpath(p) for p in secret}
+        secrets = mine | set(runs)
         masks = []
         # System directories are visible too (bound in every sandbox): an output under
         # /opt or /usr/src is masked like one in the engine's own directory.
@@ -624,6 +639,40 @@ class SandboxPlan:
                 reads.discard(real)
             elif any(_inside(real, r) for r in shown):
                 masks.append(real)
+        # In a directory the bot may write, it can rename what holds a masked path (the
+        # mask, placed by path at each start, would then miss it) or change code others
+        # run: such a grant is refused.
+        hidden_what = (
+            "a path hidden from it (another engine's directory, the config file or an "
+            "earlier run's output)"
+        )
+        guarded = [
+            (
+                m,
+                "this run's output, which the bot could have prepared"
+                if m in mine
+                else hidden_what,
+            )
+            for m in masks
+        ]
+        guarded += [(a, "the arena's own code, which every bot runs") for a in arena_paths()]
+        guarded += [(d, "a system directory") for d in _system_dirs()]
+        for w in sorted(writes):
+            for path, what in guarded:
+                if _inside(path, w):
+                    fix = (
+                        "choose an --out outside it"
+                        if path in mine
+                        else "grant a directory that holds none of these"
+                    )
+                    raise SandboxConflict(
+                        f"{w}, which the engine may write (write_paths), holds {path}, "
+                        f"{what}: a bot could move or change it there; {fix}"
+                    )
+        # Shown read-only inside a directory shown writable: that bind shows them already,
+        # and bound on their own they would be looked up again at each start, where the
+        # bot may have swapped them for links.
+        reads = {r for r in reads if not any(_inside(r, w) for w in writes)}
         return cls(
             read_paths=tuple(sorted(reads)),
             write_paths=tuple(sorted(writes)),
@@ -633,20 +682,15 @@ class SandboxPlan:
             unfollowed=tuple(links_out(argv, cwd)),
         )
 
-    def dir_holding(self, path: str, *, writable: bool = False) -> str | None:
-        """The directory this engine may read (``writable``: write) that holds ``path``,
-        system directories included, or None.
+    def dir_holding(self, path: str) -> str | None:
+        """The directory this engine may read that holds ``path``, system directories
+        included, or None.
 
         ``path`` itself may be masked from the engine; the bots of another run,
-        started before ``path`` existed, would see it there (and could have written
-        into it beforehand, with ``writable``).
+        started before ``path`` existed, would see it there.
         """
         real = os.path.realpath(path)
-        if writable:
-            places: Iterable[str] = self.write_paths
-        else:
-            places = (*self.read_paths, *self.write_paths, *_system_dirs())
-        for visible in places:
+        for visible in (*self.read_paths, *self.write_paths, *_system_dirs()):
             if _inside(real, visible):
                 return visible
         return None
@@ -694,11 +738,18 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
 
 
 def links_out(argv: Sequence[str], cwd: str | None) -> list[tuple[str, str]]:
-    """``(argument, target)`` for each relative argument that names a file through a
-    symbolic link leading out of the directory it is relative to (``cwd``, else the
-    current one): not followed, as such links are the bot's, not the operator's (a bot
-    could otherwise choose which directory it is shown)."""
+    """``(argument, target)`` for each argument naming a file below the engine's
+    directory (``cwd``, else the current one) through a symbolic link: not followed.
+    What lies below that directory is the bot's, links included, and a link followed
+    would let the bot choose which directory it is shown (another engine's, say).
+    A path out of the directory the operator wrote (``../lib``, an absolute one) is
+    followed, as are links into the system's and the arena's own directories."""
     return _own_dirs(argv, cwd, own_dir_configured=False)[1]
+
+
+def _below(path: str, base: str) -> str | None:
+    """``path`` relative to ``base`` when it lies below it, else None."""
+    return os.path.relpath(path, base) if path != base and _inside(path, base) else None
 
 
 def _own_dirs(
@@ -722,18 +773,25 @@ def _own_dirs(
         if not os.path.isfile(candidate):
             continue
         real = os.path.realpath(candidate)
-        # Named inside the engine's directory, found outside it: a link of the bot's
-        # (an argument that leaves it with "..", or an absolute one, is the operator's).
-        if (
-            not os.path.isabs(arg)
-            and _inside(candidate, base)
-            and not _inside(real, real_base)
-            and not _public(real)
-        ):
+        below = _below(candidate, base) or _below(candidate, real_base)
+        if below is not None and real != os.path.join(real_base, below) and not _public(real):
             unfollowed.append((arg, real))
             continue
         found.add(os.path.dirname(real))
     return sorted(d for d in found if not _public(d)), unfollowed
+
+
+def linked_cwd(cwd: str, config_dir: str) -> str | None:
+    """Where ``cwd``, relative to ``config_dir``, leads when a symbolic link below the
+    config's directory takes it elsewhere (a bot's file could be that link), else None."""
+    if os.path.isabs(cwd):
+        return None
+    real_dir = os.path.realpath(config_dir)
+    lexical = os.path.normpath(os.path.join(real_dir, cwd))
+    if not _below(lexical, real_dir):
+        return None
+    real = os.path.realpath(lexical)
+    return real if real != lexical else None
 
 
 def _manager_root(argv: Sequence[str]) -> str | None:
@@ -809,8 +867,10 @@ def wrap_parts(
     :func:`data_fd`).  With ``env``, the bot's environment is exactly ``env``, given
     through bwrap's arguments (``--clearenv``, ``--setenv``), so bwrap itself can run
     with :data:`WRAPPER_ENV`; pass the options through ``--args`` (:func:`data_fd`) to
-    keep the values off command lines.  Of ``env``, the :data:`LOADER_VARIABLES` reach
-    only the bot: with ``user``, ``env`` sets them after ``setpriv`` has dropped root.
+    keep the values off command lines.  Of ``env``, the :data:`LOADER_VARIABLES` (and
+    the locale's and time zone's) reach only the bot: with ``user``, ``env`` sets them
+    after ``setpriv`` has dropped root; a program whose path holds ``=`` cannot then be
+    run (``env`` would read it as a variable): :class:`SandboxConflict`.
     Without ``env`` the bot gets bwrap's own environment.
     """
     bwrap = _bwrap()
@@ -852,7 +912,7 @@ def wrap_parts(
     if env is not None:
         args.append("--clearenv")
         for key, value in env.items():
-            if user is not None and key in LOADER_VARIABLES:
+            if user is not None and _after_switch(key):
                 late.append(f"{key}={value}")
             else:
                 args += ["--setenv", key, value]
@@ -861,6 +921,12 @@ def wrap_parts(
         if setpriv is None:
             raise RuntimeError("setpriv (util-linux) is not installed")
         if late:
+            if "=" in argv[0]:
+                raise SandboxConflict(
+                    f"the program {argv[0]} has '=' in its path, which env (run to set "
+                    f"{', '.join(v.partition('=')[0] for v in late)} once the bot's user is "
+                    "switched) would read as a variable: rename it or link to it"
+                )
             argv = [_env_program(), *late, *argv]
         switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
         argv = [setpriv, *switch, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]

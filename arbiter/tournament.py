@@ -68,6 +68,7 @@ from arbiter.sandbox import (
     BotUserError,
     SandboxConflict,
     SandboxPlan,
+    linked_cwd,
     minimal_env,
     own_dirs,
     plan_warnings,
@@ -75,6 +76,7 @@ from arbiter.sandbox import (
     resolve_bot_user,
     sandbox_enabled,
     user_for_engine,
+    wrap_parts,
 )
 from arbiter.schedule import ScheduledGame, make_schedule, shard
 from arbiter.session import QUIT_GRACE, BotSession
@@ -369,6 +371,14 @@ def engine_commands(
         raise TournamentError(str(exc)) from None
     if note is not None and warn is not None:
         warn(note)
+    for e in config.engines:
+        target = linked_cwd(e.cwd, str(base_dir)) if sandboxed and e.cwd else None
+        if target is not None:
+            raise TournamentError(
+                f"engine {e.name!r}: its cwd {e.cwd} leads through a symbolic link to "
+                f"{target}; a link below the config's directory may be the bot's, which would "
+                "choose what it is shown: give the directory's real path"
+            )
     launch = {e.name: engine_argv(e, base_dir) for e in config.engines}
     owns = {
         e.name: own_dirs(*launch[e.name], own_dir_configured=e.cwd is not None)
@@ -398,33 +408,29 @@ def engine_commands(
             runs_as = user_for_engine(e.name, config.bot_user, user, plan)
         except BotUserError as exc:
             raise TournamentError(str(exc)) from None
-        commands[e.name] = BotCommand(
-            argv, cwd, dict(e.env), base_env=base_env, sandbox=plan, user=runs_as
-        )
+        command = BotCommand(argv, cwd, dict(e.env), base_env=base_env, sandbox=plan, user=runs_as)
+        if plan is not None:
+            try:  # what would stop every start of the engine, said once, now
+                wrap_parts(argv, cwd, plan, user=runs_as, env=command.environment())
+            except SandboxConflict as exc:
+                raise TournamentError(f"engine {e.name!r}: {exc}") from None
+        commands[e.name] = command
     return commands
 
 
 def _check_visible_output(
     commands: Mapping[str, BotCommand], out_dir: Path, *, sharded: bool
 ) -> None:
-    """Refuse an output directory that a sandboxed engine may write into, and for a
-    shard one it may read.
+    """Refuse, for a shard, an output directory that a sandboxed engine may read.
 
-    This run's bots do not see the output directory (it is masked), but a bot that may
-    write there could have prepared it (links the arbiter would write through), and
-    shards share their seed and run side by side: the bots of one, started before the
-    other's output existed, would read every deal in it.
+    This run's bots do not see the output directory (it is masked; one inside a
+    directory they may write is refused by their :class:`SandboxPlan`), but shards
+    share their seed and run side by side: the bots of one, started before the other's
+    output existed, would read every deal in it.
     """
     for name, command in commands.items():
         if command.sandbox is None:
             continue
-        holder = command.sandbox.dir_holding(str(out_dir), writable=True)
-        if holder is not None:
-            raise TournamentError(
-                f"the output directory {out_dir} lies inside {holder}, which engine "
-                f"{name!r} may write into (write_paths): the bot could have prepared files "
-                "there; choose an --out outside it"
-            )
         holder = command.sandbox.dir_holding(str(out_dir)) if sharded else None
         if holder is not None:
             raise TournamentError(

@@ -250,3 +250,19 @@ def test_command_line_rule_values_are_typed_as_yaml_types_them() -> None:
         "must_trump": False,
         "max_points_per_deal": None,
     }
+
+
+def test_a_nul_character_anywhere_in_a_config_is_refused_with_its_key() -> None:
+    """A NUL would end a string where the sandbox's options are passed on, turning the
+    rest of an engine's env value into options of its own."""
+    text = (
+        "engines:\n"
+        "  - name: mine\n"
+        "    command: python3 bot.py\n"
+        '    env: {FOO: "x\\0--bind\\0/\\0/host"}\n'
+        "  - name: random\n"
+    )
+    with pytest.raises(ConfigError, match=r"t.yaml:4: \$\.engines\[0\]\.env\.FOO: contains a NUL"):
+        parse_config(text, "t.yaml")
+    with pytest.raises(ConfigError, match=r"\$\.engines\[0\]\.command\[1\]: contains a NUL"):
+        parse_config('engines:\n  - {name: a, command: [python3, "b\\0"]}\n  - {name: b}\n', "t")

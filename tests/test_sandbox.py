@@ -599,8 +599,8 @@ def test_an_output_a_bot_could_prepare_or_a_shard_could_read_is_refused(
         ) in err
     else:
         assert (
-            f"the output directory {out} lies inside {real}/data, which engine 'mine' may "
-            "write into (write_paths): the bot could have prepared files there"
+            f"error: engine 'mine': {real}/data, which the engine may write (write_paths), "
+            f"holds {out}, this run's output, which the bot could have prepared"
         ) in err
 
 
@@ -965,3 +965,81 @@ def test_a_link_out_of_the_bots_directory_is_not_followed(tmp_path: Path) -> Non
         "data/book.txt FileNotFoundError",
         "../shared/lib.txt shared on purpose",
     ]
+
+
+def test_links_below_the_engines_directory_are_the_bots_and_not_followed(tmp_path: Path) -> None:
+    """With no cwd the engine's directory is the config's: a link of one engine's files
+    into another's is not followed there either, nor is the program itself a link."""
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    for d in (mine, other):
+        d.mkdir()
+        (d / "bot.py").write_text("")
+    (other / "book.txt").write_text("")
+    (mine / "weights.bin").symlink_to("../other/book.txt")
+    (mine / "run").symlink_to(other / "bot.py")
+    argv = [sys.executable, "mine/bot.py", "mine/weights.bin"]
+    assert sandbox.own_dirs(argv, str(tmp_path), own_dir_configured=False) == [str(mine)]
+    assert sandbox.links_out(argv, str(tmp_path)) == [("mine/weights.bin", str(other / "book.txt"))]
+    # The program made absolute (as engine_argv does), inside the engine's directory.
+    program = [str(mine / "run")]
+    assert sandbox.own_dirs(program, str(tmp_path), own_dir_configured=False) == []
+    # A symbolic link as the configured cwd, below the config's directory, is named.
+    (mine / "build").symlink_to(other)
+    assert sandbox.linked_cwd("mine/build", str(tmp_path)) == str(other)
+    assert sandbox.linked_cwd("mine", str(tmp_path)) is None
+    assert sandbox.linked_cwd(str(mine / "build"), str(tmp_path)) is None  # absolute: as written
+
+
+def test_a_write_grant_holding_what_the_sandbox_hides_or_shares_is_refused(tmp_path: Path) -> None:
+    """In a directory it may write, a bot could rename what holds a masked path (the
+    mask would miss it at the next start) or change code the other bots run."""
+    mine, other = tmp_path / "mine", tmp_path / "mine" / "other"
+    (mine / "src").mkdir(parents=True)
+    other.mkdir()
+    (mine / "src" / "bot.py").write_text("")
+    argv = [sys.executable, str(mine / "src" / "bot.py")]
+    with pytest.raises(sandbox.SandboxConflict, match=r"holds .*/other, a path hidden from it"):
+        SandboxPlan.for_engine(
+            argv, str(mine), own_dir_configured=False, write_paths=[str(mine)], hidden=[str(other)]
+        )
+    old_run = mine / "runs" / "old"
+    old_run.mkdir(parents=True)
+    (old_run / "games.jsonl").write_text("")
+    with pytest.raises(sandbox.SandboxConflict, match="an earlier run's output"):
+        SandboxPlan.for_engine(argv, str(mine), own_dir_configured=False, write_paths=[str(mine)])
+    (old_run / "games.jsonl").unlink()
+    arena = sandbox.arena_paths()[0]
+    with pytest.raises(sandbox.SandboxConflict, match="the arena's own code, which every bot runs"):
+        SandboxPlan.for_engine(argv, None, own_dir_configured=False, write_paths=[arena])
+    # Read-only binds inside a write grant are left to it (not looked up again apart).
+    plan = SandboxPlan.for_engine(
+        argv, str(mine), own_dir_configured=False, write_paths=[str(mine)]
+    )
+    assert plan is not None and str(mine / "src") not in plan.read_paths
+    assert plan.write_paths == (str(mine),)
+
+
+def test_what_could_run_in_the_sandboxs_privileged_programs_reaches_only_the_bot() -> None:
+    """With a user to switch to, the loader's, locale's and time zone's variables are set
+    by env after setpriv; bwrap's own options carry only the rest."""
+    user = sandbox.BotUser("nobody", NOBODY, NOBODY)
+    plan = SandboxPlan()
+    env = {"PATH": "/usr/bin", "LD_PRELOAD": "x.so", "LANG": "C.UTF-8", "LC_ALL": "C", "K": "v"}
+    options, command = sandbox.wrap_parts(["/bin/true"], "/", plan, user=user, env=env)
+    assert options[options.index("--clearenv") :].count("--setenv") == 2
+    assert ["--setenv", "PATH", "/usr/bin"] == options[
+        options.index("PATH") - 1 : options.index("PATH") + 2
+    ]
+    after = command[command.index("--") + 1 :]
+    assert after == ["/usr/bin/env", "LD_PRELOAD=x.so", "LANG=C.UTF-8", "LC_ALL=C", "/bin/true"]
+    with pytest.raises(sandbox.SandboxConflict, match="has '=' in its path"):
+        sandbox.wrap_parts(["/opt/a=b/bot"], "/", plan, user=user, env=env)
+
+
+@pytest.mark.parametrize("spec", ["4294967295", 4294967296, 2**40, "٣"])
+def test_a_user_id_the_kernel_would_read_as_root_or_no_change_is_refused(
+    spec: str | int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(sandbox.BotUserError):
+        sandbox.resolve_bot_user(spec, sandboxed=True)
