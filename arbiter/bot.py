@@ -1032,7 +1032,9 @@ def _log_safe(data: bytes) -> bytes:
 
 def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open a stderr log for appending, owner-only (a bot's stderr may quote its cards)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # a file that was there already is made owner-only too
     # Unbuffered: every write holds whole lines and reaches the file in one append.
     return os.fdopen(fd, "ab", buffering=0)
 

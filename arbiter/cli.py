@@ -209,6 +209,9 @@ def _run(
     say = progress.say
     errors: list[str] = []
     _say(f"{config.name}: {len(config.engines)} engines, output in {out}/")
+    # Every file of the run is written at the place the output path leads to now: a link
+    # on the way, in a directory a bot may write, cannot be repointed under the run.
+    out = Path(os.path.realpath(out))
     if args.sandbox:
         config = msgspec.structs.replace(config, sandbox=args.sandbox)
     if args.bot_user:

@@ -749,6 +749,7 @@ def play_in_terminal(
         sys.stdout.reconfigure(errors="backslashreplace")
     console = console or Console()
     tell = say or (lambda text: print(text, file=sys.stderr, flush=True))
+    out = Path(os.path.realpath(out))  # as a tournament's: no link on the way is swapped
     journal_path = out / "games.jsonl"
     if journal_path.exists() and journal_path.stat().st_size:
         raise PlayError(f"{journal_path} already holds a game; choose another --out")

@@ -71,6 +71,7 @@ __all__ = [
     "SandboxPlan",
     "SandboxUnavailable",
     "arena_paths",
+    "check_write_grants",
     "data_fd",
     "find_runs",
     "guard_arbiter",
@@ -160,6 +161,7 @@ LOADER_VARIABLES: Final = frozenset(
         "LD_PRELOAD",
         "LD_PROFILE",
         "LD_SHOW_AUXV",
+        "LD_TRACE_LOADED_OBJECTS",
         "LD_USE_LOAD_BIAS",
         "LOCALDOMAIN",
         "LOCPATH",
@@ -271,7 +273,16 @@ def resolve_bot_user(spec: BotUserSpec, *, sandboxed: bool) -> tuple[BotUser | N
             "bot_user to an unprivileged user (or to root, to keep root without this warning)"
         )
     if user.uid == euid:
+        if auto:  # a 'nobody' that is root (uid 0): nothing to switch to
+            return None, "warning: bots run as root: the user 'nobody' here has uid 0"
         return None, None
+    if user.uid < 0:
+        raise BotUserError(f"bot_user: {spec} is not a user id (0 to {_MAX_UID:,})")
+    if user.gid == 0:
+        why = f"{user}'s group is root's (gid 0), which would let bots read root's group files"
+        if not auto:
+            raise BotUserError(f"bot_user: {why}; choose a user of another group")
+        return None, f"warning: bots run as root: {why}"
     if euid != 0:
         raise BotUserError(
             f"bot_user: {user} needs the arena to run as root to switch to it (it runs as "
@@ -597,6 +608,9 @@ class SandboxPlan:
         granted = {os.path.realpath(p) for p in allow_paths}
         reads = set(arena_paths()) | own | granted
         writes = {os.path.realpath(p) for p in write_paths}
+        # A grant inside another is writable through it already; bound apart, it would be
+        # looked up again at each start, where the bot may have made a link of its path.
+        writes = {w for w in writes if not any(w != o and _inside(w, o) for o in writes)}
         visible = own | granted | writes
         # Another run with the same seed deals the same decks: its journal or resolved
         # config where the bot may read would tell it every card.  Runs inside a
@@ -694,6 +708,32 @@ class SandboxPlan:
             if _inside(real, visible):
                 return visible
         return None
+
+
+def check_write_grants(
+    shown: Mapping[str, Iterable[str]], writable: Mapping[str, Iterable[str]]
+) -> None:
+    """Raise :class:`SandboxConflict` when a directory one engine may write is or holds a
+    directory another engine is shown (``shown``: its own directories and grants, by
+    engine name; ``writable``: its ``write_paths``).
+
+    The writer could change the other's program, read the notes it keeps there, or
+    swap a directory of the other's for a link, which the other's next sandbox would
+    follow (its paths are looked up at each start).
+    """
+    for writer, grants in writable.items():
+        for w in sorted(os.path.realpath(g) for g in grants):
+            for other, paths in shown.items():
+                if other == writer:
+                    continue
+                for path in sorted(os.path.realpath(p) for p in paths):
+                    if _inside(path, w):
+                        raise SandboxConflict(
+                            f"engine {writer!r} may write {w} (write_paths), which holds "
+                            f"{path}, shown to engine {other!r}: it could change what "
+                            f"{other!r} runs or sees; give each engine write_paths of its own, "
+                            "apart from the other engines' directories"
+                        )
 
 
 def plan_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:

@@ -68,6 +68,7 @@ from arbiter.sandbox import (
     BotUserError,
     SandboxConflict,
     SandboxPlan,
+    check_write_grants,
     linked_cwd,
     minimal_env,
     own_dirs,
@@ -243,6 +244,9 @@ async def run_tournament(
     sandboxed, warning = sandbox_enabled(config.sandbox)
     if warning is not None and on_event is not None:
         on_event(warning)
+    # Resolved once: a link on the way, in a directory a bot may write, could otherwise
+    # be swapped while the run writes through it.
+    out_dir = Path(os.path.realpath(out_dir))
     with _new_output(out_dir), _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
         commands = engine_commands(
@@ -384,12 +388,23 @@ def engine_commands(
         e.name: own_dirs(*launch[e.name], own_dir_configured=e.cwd is not None)
         for e in config.engines
     }
+    writes = {e.name: [str(base_dir / p) for p in e.write_paths] for e in config.engines}
+    if sandboxed:
+        shown = {
+            e.name: [*owns[e.name], *(str(base_dir / p) for p in e.allow_paths), *writes[e.name]]
+            for e in config.engines
+        }
+        try:
+            check_write_grants(shown, writes)
+        except SandboxConflict as exc:
+            raise TournamentError(str(exc)) from None
     commands = {}
     for e in config.engines:
         argv, cwd = launch[e.name]
         plan = None
         if sandboxed:
-            others = [d for n, dirs in owns.items() if n != e.name for d in dirs]
+            # Other engines' directories, and the grants where they keep notes.
+            others = [d for n in owns if n != e.name for d in (*owns[n], *writes[n])]
             try:
                 plan = SandboxPlan.for_engine(
                     argv,

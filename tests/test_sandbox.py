@@ -1043,3 +1043,101 @@ def test_a_user_id_the_kernel_would_read_as_root_or_no_change_is_refused(
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     with pytest.raises(sandbox.BotUserError):
         sandbox.resolve_bot_user(spec, sandboxed=True)
+
+
+def test_grants_one_engine_could_turn_against_another_are_refused(tmp_path: Path) -> None:
+    """A directory one engine may write must not be or hold one another is shown: the
+    writer could change the other's program, read its notes, or swap its directories
+    for links that the other's next sandbox would follow."""
+    shared, books, notes = tmp_path / "bot", tmp_path / "shared", tmp_path / "shared" / "books"
+    for d in (shared, notes):
+        d.mkdir(parents=True)
+    sandbox.check_write_grants({"a": [str(shared)], "b": [str(tmp_path / "b")]}, {"a": []})
+    cases = [
+        ({"a": [str(shared)], "b": [str(shared)]}, {"a": [str(shared)]}),  # one program
+        ({"a": [], "b": [str(notes)]}, {"a": [str(books)]}),  # b's grant in a's
+    ]
+    for shown, writable in cases:
+        with pytest.raises(
+            sandbox.SandboxConflict, match=r"engine 'a' may write .* shown to engine 'b'"
+        ):
+            sandbox.check_write_grants(shown, writable)
+    # Within one engine a grant inside another is left to it (not bound apart).
+    deep = books / "sub" / "deep"
+    deep.mkdir(parents=True)
+    plan = SandboxPlan.for_engine(
+        [sys.executable], None, own_dir_configured=False, write_paths=[str(books), str(deep)]
+    )
+    assert plan.write_paths == (str(books),)
+
+
+def test_another_engines_notes_in_this_ones_directory_are_masked(tmp_path: Path) -> None:
+    from arbiter.config import parse_config
+    from arbiter.tournament import engine_commands
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "bdata").mkdir()
+    for name in ("a.py", "b/b.py"):
+        (tmp_path / name).write_text("")
+    config = parse_config(
+        "engines:\n"
+        f"  - {{name: a, command: [{sys.executable}, a.py]}}\n"
+        f"  - {{name: b, command: [{sys.executable}, b.py], cwd: b, write_paths: [bdata]}}\n"
+    )
+    if ROOT_ARENA:
+        os.chown(tmp_path / "bdata", NOBODY, NOBODY)
+    commands = engine_commands(config, tmp_path, sandboxed=True, hidden=[])
+    plan = commands["a"].sandbox
+    assert plan is not None and str(tmp_path / "bdata") in plan.hidden
+
+
+def test_a_user_whose_group_is_roots_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pwd
+
+    entry = pwd.struct_passwd(("grp0", "x", 1234, 0, "", "/", "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda name: entry)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(sandbox.BotUserError, match=r"group is root's \(gid 0\)"):
+        sandbox.resolve_bot_user("grp0", sandboxed=True)
+    user, note = sandbox.resolve_bot_user("auto", sandboxed=True)  # 'nobody' is grp0 here
+    assert user is None and note is not None and "bots run as root" in note
+
+
+@needs_sandbox
+def test_an_output_reached_through_a_link_a_bot_may_swap_is_resolved_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out`` through a link in a directory the bot may write: the bot repoints the
+    link when it starts; the run goes on writing where the link led at its start."""
+    from arbiter.cli import main as cli_main
+
+    grant, first, second = tmp_path / "w", tmp_path / "first", tmp_path / "second"
+    for d in (grant, first, second):
+        d.mkdir()
+    (grant / "link").symlink_to(first)
+    if ROOT_ARENA:
+        os.chown(grant, NOBODY, NOBODY)
+        os.lchown(grant / "link", NOBODY, NOBODY)
+    bot = tmp_path / "bot" / "swap.py"
+    bot.parent.mkdir()
+    bot.write_text(
+        "import os, random\n"
+        "from protocol.sdk import run_bot\n"
+        f"link = {str(grant / 'link')!r}\n"
+        "os.rename(link, link + '.old')\n"
+        f"os.symlink({str(second)!r}, link)\n"
+        "run_bot(lambda r: random.choice(r.legal), name='swap', author='t', version='1')\n"
+    )
+    config = tmp_path / "t.yaml"
+    config.write_text(
+        "engines:\n"
+        f"  - {{name: swap, command: [{sys.executable}, bot/swap.py], write_paths: [w]}}\n"
+        "  - {name: random, builtin: random}\n"
+        "games_per_pairing: 2\nsandbox: on\n"
+    )
+    out = grant / "link" / "run"
+    assert cli_main(["tournament", str(config), "--out", str(out), "--quiet"]) == 0, (
+        capsys.readouterr().err
+    )
+    assert (first / "run" / "games.jsonl").exists()
+    assert list(second.iterdir()) == []

@@ -335,28 +335,31 @@ def test_no_process_is_shown_the_same_deals_twice(tmp_path: Path) -> None:
     """Duplicate deals are never replayed to a process that has seen them."""
     bot = tmp_path / "memo.py"
     bot.write_text(MEMORY_BOT.format(root=str(ROOT)))
-    (tmp_path / "seen").mkdir()
-    if os.geteuid() == 0:
-        os.chown(tmp_path / "seen", 65534, 65534)  # writable by the bots' user
-    log = tmp_path / "seen" / "seen.log"
-    # The bots write their log in a directory the sandbox lets them write.
-    grant = f"env: {{SEEN_LOG: {log}}}, write_paths: [{log.parent}]"
-    text = (
-        "engines:\n"
-        f"  - {{name: m1, command: [{sys.executable}, {bot}], {grant}}}\n"
-        f"  - {{name: m2, command: [{sys.executable}, {bot}], {grant}}}\n"
-        "  - name: random\n"
-        "games_per_pairing: 4\nseed: 5\nconcurrency: 1\n"
-    )
+    logs = []
+    engines = ""
+    for name in ("m1", "m2"):
+        # Each engine logs in a directory of its own that the sandbox lets it write.
+        (tmp_path / name).mkdir()
+        if os.geteuid() == 0:
+            os.chown(tmp_path / name, 65534, 65534)  # writable by the bots' user
+        logs.append(tmp_path / name / "seen.log")
+        grant = f"env: {{SEEN_LOG: {logs[-1]}}}, write_paths: [{tmp_path / name}]"
+        engines += f"  - {{name: {name}, command: [{sys.executable}, {bot}], {grant}}}\n"
+    text = f"engines:\n{engines}  - name: random\ngames_per_pairing: 4\nseed: 5\nconcurrency: 1\n"
+
+    def seen() -> list[str]:
+        return [line for log in logs if log.exists() for line in log.read_text().split("\n")[:-1]]
+
     records = _run(text, tmp_path / "out")
     assert all(r.termination.reason == "normal" for r in records)
-    seen = log.read_text().split("\n")[:-1]
-    assert len(seen) == len(set(seen)), "a process was dealt the same deal set twice"
-    assert len(seen) == sum(r.engines.count("m1") + r.engines.count("m2") for r in records)
+    first = seen()
+    assert len(first) == len(set(first)), "a process was dealt the same deal set twice"
+    assert len(first) == sum(r.engines.count("m1") + r.engines.count("m2") for r in records)
     # For trusted bots the isolation can be turned off: processes then see deals again.
-    log.unlink()
+    for log in logs:
+        log.unlink()
     _run(text + "isolate_deals: false\n", tmp_path / "trusted")
-    again = log.read_text().split("\n")[:-1]
+    again = seen()
     assert len(again) > len(set(again))
 
 
