@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -25,6 +24,7 @@ from typing import Any, Final
 import trio
 
 from arbiter.bot import Bot, BotCommand, live_pids
+from arbiter.config import builtin_argv
 from arbiter.faults import ArbiterError, FaultReason
 from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.hints import ADVICE, fix_hint, terminal_safe
@@ -329,9 +329,14 @@ async def check_bot(
     notes += [note] if note is not None else []
     user = user_for_engine("checked", bot_user, user, plan)
     warning = "\n".join(notes) or None
-    command = BotCommand(
-        argv, base_env=minimal_env(home="/tmp" if sandboxed else None), sandbox=plan, user=user
+    env = minimal_env(home="/tmp" if sandboxed else None)
+    command = BotCommand(argv, base_env=env, sandbox=plan, user=user)
+    # The opponent is locked in like the bot: it runs where the bot's files may be.
+    random_argv = builtin_argv("random")
+    random_plan = (
+        SandboxPlan.for_engine(random_argv, None, own_dir_configured=False) if sandboxed else None
     )
+    opponent = BotCommand(random_argv, base_env=env, sandbox=random_plan, user=user)
     time_settings = TimeSettings(
         per_move_ms=time_per_move,
         clock_ms=clock_ms,
@@ -342,7 +347,7 @@ async def check_bot(
     async with trio.open_nursery() as nursery:
         checker = _Checker(
             _ProbedSession("checked", command, nursery, handshake_ms=handshake_ms),
-            BotSession("random", BotCommand([sys.executable, "-m", "engines.random.bot"]), nursery),
+            BotSession("random", opponent, nursery),
             rules,
             time_settings,
             seed,

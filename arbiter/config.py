@@ -34,6 +34,7 @@ __all__ = [
     "RulesConfig",
     "TimeControl",
     "TournamentConfig",
+    "builtin_argv",
     "check_config",
     "engine_argv",
     "load_config",
@@ -213,6 +214,16 @@ def read_resolved(path: Path) -> ResolvedConfig:
         raise ConfigError(f"{path}: not a resolved config ({exc})") from None
 
 
+def builtin_argv(name: str) -> list[str]:
+    """The command line of the bundled engine ``name``.
+
+    This interpreter (no PATH lookup, no pyenv shim), in isolated mode (``-I``): with
+    ``-m`` alone Python would import from the working directory first, where a bot's
+    files may be (an ``engines/`` package of its own, run in place of ours).
+    """
+    return [sys.executable, "-I", "-m", f"engines.{name}.bot"]
+
+
 def engine_argv(engine: EngineConfig, base: Path) -> tuple[list[str], str | None]:
     """The command line and working directory of an engine; relative paths from ``base``.
 
@@ -225,8 +236,7 @@ def engine_argv(engine: EngineConfig, base: Path) -> tuple[list[str], str | None
     cwd = os.path.abspath(base / engine.cwd) if engine.cwd else None
     if engine.command is None:
         builtin = engine.builtin or engine.name
-        # Bundled engines run under this interpreter: no PATH lookup, no pyenv shim.
-        return [sys.executable, "-m", f"engines.{builtin}.bot"], cwd
+        return builtin_argv(builtin), cwd
     argv = shlex.split(engine.command) if isinstance(engine.command, str) else list(engine.command)
     if cwd is None:
         cwd = os.path.abspath(base)

@@ -312,5 +312,9 @@ def make_private_dir(path: Path) -> None:
     try:
         path.mkdir()
     except FileExistsError:
+        if path.is_symlink():  # files made in it would land wherever the link leads
+            raise JournalError(
+                f"{path} is a symbolic link; the run's files are not written through one"
+            ) from None
         return
     os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask

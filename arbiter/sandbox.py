@@ -778,12 +778,13 @@ def own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) 
 
 
 def links_out(argv: Sequence[str], cwd: str | None) -> list[tuple[str, str]]:
-    """``(argument, target)`` for each argument naming a file below the engine's
-    directory (``cwd``, else the current one) through a symbolic link: not followed.
-    What lies below that directory is the bot's, links included, and a link followed
-    would let the bot choose which directory it is shown (another engine's, say).
-    A path out of the directory the operator wrote (``../lib``, an absolute one) is
-    followed, as are links into the system's and the arena's own directories."""
+    """``(argument, target)`` for each argument naming a file through a symbolic link
+    below the engine's directory (``cwd``, else the current one), or naming a file that
+    is itself a link out of its directory: not followed.  Such links are the bot's, and
+    a link followed would let the bot choose which directory it is shown (another
+    engine's, or one behind a directory its user may not enter, which the sandbox,
+    built as root, would bind all the same).  Links into the system's and the arena's
+    own directories are followed (an interpreter in a virtual environment)."""
     return _own_dirs(argv, cwd, own_dir_configured=False)[1]
 
 
@@ -814,7 +815,13 @@ def _own_dirs(
             continue
         real = os.path.realpath(candidate)
         below = _below(candidate, base) or _below(candidate, real_base)
-        if below is not None and real != os.path.join(real_base, below) and not _public(real):
+        # A link below the engine's directory, or a file that is a link out of its own
+        # directory (wherever it is named from: "python3 /bots/bob/bot.py /bots/bob/book"
+        # names bob's link by an absolute path), is the bot's choice, not the operator's.
+        link = os.path.dirname(real) != os.path.realpath(os.path.dirname(candidate))
+        if below is not None and real != os.path.join(real_base, below):
+            link = True
+        if link and not _public(real):
             unfollowed.append((arg, real))
             continue
         found.add(os.path.dirname(real))

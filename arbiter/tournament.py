@@ -398,6 +398,15 @@ def engine_commands(
             check_write_grants(shown, writes)
         except SandboxConflict as exc:
             raise TournamentError(str(exc)) from None
+    if warn is not None and config.isolate_deals:
+        for e in config.engines:
+            if e.write_paths:
+                warn(
+                    f"warning: engine {e.name!r} may write {', '.join(e.write_paths)} "
+                    "(write_paths): it can keep notes from one process to the next, the "
+                    "cards of a duplicate pair's first game included, which isolate_deals "
+                    "cannot stop; grant write_paths only to bots you trust"
+                )
     commands = {}
     for e in config.engines:
         argv, cwd = launch[e.name]

@@ -147,7 +147,7 @@ def test_engine_command_forms(tmp_path: Path) -> None:
     assert argv == [str(tmp_path / "sub" / "bot"), "--fast", "x y"] and cwd == str(tmp_path / "sub")
     # Without cwd: a command runs in the config's directory, a bundled engine anywhere.
     assert engine_argv(c.engines[1], tmp_path) == (["node", "bot.js"], str(tmp_path))
-    assert engine_argv(c.engines[2], tmp_path)[0][1:] == ["-m", "engines.random.bot"]
+    assert engine_argv(c.engines[2], tmp_path)[0][1:] == ["-I", "-m", "engines.random.bot"]
 
 
 def test_shipped_configs_are_valid() -> None:

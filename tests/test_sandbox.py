@@ -724,7 +724,9 @@ def test_a_root_arena_runs_sandboxed_bots_as_nobody(
     code = cli_main(["tournament", str(config), "--out", str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "warning" not in err
+    # The only warning: what a write grant lets a bot keep (isolate_deals cannot clear it).
+    warnings = [line for line in err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "(write_paths): it can keep notes" in warnings[0]
     reports = _reports(tmp_path / "mine" / "data")
     assert reports
     planted = list((tmp_path / "mine" / "data").glob("planted-*"))
@@ -1141,3 +1143,75 @@ def test_an_output_reached_through_a_link_a_bot_may_swap_is_resolved_once(
     )
     assert (first / "run" / "games.jsonl").exists()
     assert list(second.iterdir()) == []
+
+
+def test_a_file_that_is_a_link_out_of_its_directory_is_not_followed_named_absolutely(
+    tmp_path: Path,
+) -> None:
+    """``ecarte match "python3 /bots/bob/bot.py /bots/bob/book.txt"`` from elsewhere names
+    bob's link by an absolute path: still bob's link, not followed (to carol's book, or
+    behind a directory nobody may enter, which a root-built sandbox would bind anyway)."""
+    bob, carol, private = tmp_path / "bob", tmp_path / "carol", tmp_path / "private" / "in"
+    for d in (bob, carol, private):
+        d.mkdir(parents=True)
+    (bob / "bot.py").write_text("")
+    (carol / "book.txt").write_text("")
+    (private / "secret.txt").write_text("")
+    (bob / "book.txt").symlink_to("../carol/book.txt")
+    (bob / "weights.bin").symlink_to(private / "secret.txt")
+    argv = [sys.executable, str(bob / "bot.py"), str(bob / "book.txt"), str(bob / "weights.bin")]
+    elsewhere = str(tmp_path / "elsewhere")
+    assert sandbox.own_dirs(argv, elsewhere, own_dir_configured=False) == [str(bob)]
+    assert sandbox.links_out(argv, elsewhere) == [
+        (str(bob / "book.txt"), str(carol / "book.txt")),
+        (str(bob / "weights.bin"), str(private / "secret.txt")),
+    ]
+
+
+@needs_sandbox
+async def test_checks_opponent_does_not_import_the_bots_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ecarte check`` run from a bot's directory: its bundled opponent must not import
+    an ``engines`` package of the bot's (run as root outside the sandbox, it did)."""
+    from arbiter.check import check_bot
+
+    marker = tmp_path / "imported"
+    (tmp_path / "engines").mkdir()
+    (tmp_path / "engines" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'a').write('x')\n__path__[:] = {[str(ROOT / 'engines')]!r}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    report = await check_bot([sys.executable, "-I", "-m", "engines.random.bot"], games=1)
+    assert report.games >= 1
+    assert not marker.exists()
+
+
+def test_no_file_of_a_run_goes_through_a_linked_logs_directory(tmp_path: Path) -> None:
+    from arbiter.journal import JournalError, make_private_dir
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "logs").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(JournalError, match="logs is a symbolic link"):
+        make_private_dir(tmp_path / "logs")
+
+
+def test_a_write_grant_is_named_as_a_memory_isolate_deals_cannot_clear(tmp_path: Path) -> None:
+    from arbiter.config import parse_config
+    from arbiter.tournament import engine_commands
+
+    (tmp_path / "notes").mkdir()
+    if ROOT_ARENA:
+        os.chown(tmp_path / "notes", NOBODY, NOBODY)
+    text = "engines:\n  - {name: mine, builtin: random, write_paths: [notes]}\n  - {name: random}\n"
+    said: list[str] = []
+    engine_commands(parse_config(text), tmp_path, sandboxed=True, hidden=[], warn=said.append)
+    assert said == [
+        "warning: engine 'mine' may write notes (write_paths): it can keep notes from one "
+        "process to the next, the cards of a duplicate pair's first game included, which "
+        "isolate_deals cannot stop; grant write_paths only to bots you trust"
+    ]
+    said.clear()
+    config = parse_config(text + "isolate_deals: false\n")
+    engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
+    assert said == []
