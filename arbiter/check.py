@@ -321,7 +321,7 @@ async def check_bot(
     report's setting line gives it, to repeat the same games.
     """
     if seed is None:
-        seed = secrets.randbelow(10**9)
+        seed = secrets.randbits(64)  # too many to try against a first hand
     sandboxed, warning = sandbox_enabled(sandbox)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False) if sandboxed else None
     notes = [w for w in (warning, *plan_warnings({"checked": plan})) if w is not None]

@@ -788,7 +788,8 @@ def play_in_terminal(
     winner = "you win" if record.engines[record.winner] == HUMAN else f"{engine.name} wins"
     me = record.engines.index(HUMAN)
     end = record.termination
-    how = "" if end.reason == "normal" else f" ({end.reason}: {end.detail})"
+    # The detail may quote the bot (an unknown message type it sent): escaped.
+    how = "" if end.reason == "normal" else f" ({end.reason}: {terminal_safe(end.detail)})"
     console.write(
         [
             "",

@@ -71,6 +71,7 @@ __all__ = [
     "SandboxPlan",
     "SandboxUnavailable",
     "arena_paths",
+    "check_own_dirs",
     "check_write_grants",
     "data_fd",
     "find_runs",
@@ -327,6 +328,23 @@ def _allows(st: os.stat_result, user: BotUser, bits: int) -> bool:
     return mode & bits == bits
 
 
+def _untraversable(path: str, user: BotUser) -> str | None:
+    """The first directory on the way to ``path`` (itself included) that ``user`` may
+    not search, or None."""
+    current = "/"
+    for part in [p for p in path.split("/") if p]:
+        try:
+            if not _allows(os.stat(current), user, 0o1):
+                return current
+        except OSError:
+            return current
+        current = os.path.join(current, part)
+    try:
+        return None if _allows(os.stat(current), user, 0o5) else current
+    except OSError:
+        return current
+
+
 def _owner(st: os.stat_result) -> str:
     try:
         return pwd.getpwuid(st.st_uid).pw_name
@@ -344,6 +362,16 @@ def unreachable_for(user: BotUser, plan: SandboxPlan) -> str | None:
     writable.  Files inside them are not checked (a bot that cannot open one of its
     files says so when it starts).
     """
+    for path in plan.linked:
+        # The sandbox is built as root: bound, such a directory would be shown even
+        # behind a directory the user may not enter; reached through a link of the
+        # bot's, it is shown only if the user could reach it anyway.
+        blocked = _untraversable(path, user)
+        if blocked is not None:
+            return (
+                f"{path}, reached through a symbolic link on the way its command names it, "
+                f"lies behind {blocked}, which {user} may not enter: name it by its real path"
+            )
     system = _system_dirs()
     wants = [(p, False) for p in plan.read_paths if not any(_inside(p, s) for s in system)]
     wants += [(p, True) for p in plan.write_paths]
@@ -578,6 +606,9 @@ class SandboxPlan:
     unfollowed: tuple[tuple[str, str], ...] = ()
     """Arguments that are symbolic links out of the engine's directory, and their
     targets, which the sandbox does not show (:func:`links_out`)."""
+    linked: tuple[str, ...] = ()
+    """Own directories reached through a directory link on the way the command names
+    them: shown only if the bot's user could reach them on the host."""
 
     @classmethod
     def for_engine(
@@ -604,7 +635,8 @@ class SandboxPlan:
         ``secret`` path or an earlier run's output that is or contains one (masking it
         would hide the engine or its grants).
         """
-        own = set(own_dirs(argv, cwd, own_dir_configured=own_dir_configured))
+        found, unfollowed, linked = _own_dirs(argv, cwd, own_dir_configured=own_dir_configured)
+        own = set(found)
         granted = {os.path.realpath(p) for p in allow_paths}
         reads = set(arena_paths()) | own | granted
         writes = {os.path.realpath(p) for p in write_paths}
@@ -693,7 +725,8 @@ class SandboxPlan:
             hidden=tuple(sorted(masks)),
             network=network,
             unsearched=tuple(unsearched),
-            unfollowed=tuple(links_out(argv, cwd)),
+            unfollowed=tuple(unfollowed),
+            linked=tuple(linked),
         )
 
     def dir_holding(self, path: str) -> str | None:
@@ -708,6 +741,31 @@ class SandboxPlan:
             if _inside(real, visible):
                 return visible
         return None
+
+
+def check_own_dirs(owns: Mapping[str, Sequence[str]]) -> None:
+    """Raise :class:`SandboxConflict` when an engine's own directory is, or lies inside,
+    another engine's own directory (``owns``: :func:`own_dirs` by engine name).
+
+    That other directory could not be hidden from it (hiding it would hide the engine),
+    so the engine would be shown the other's files; a directory link shipped in a bot's
+    directory and named on its command line is one way there.  Two engines with the
+    same own directories (one program, two configurations) are fine.
+    """
+    for name, dirs in owns.items():
+        for other, theirs in owns.items():
+            if other == name or set(dirs) == set(theirs):
+                continue
+            for mine in dirs:
+                for held in theirs:
+                    if _inside(mine, held):
+                        raise SandboxConflict(
+                            f"engine {name!r} would be shown {mine}, which is or lies in "
+                            f"{held}, engine {other!r}'s directory, which then could not be "
+                            "hidden from it: keep each engine in a directory of its own, and "
+                            "name its files by their real paths (not through a link in a "
+                            "bot's directory)"
+                        )
 
 
 def check_write_grants(
@@ -795,10 +853,13 @@ def _below(path: str, base: str) -> str | None:
 
 def _own_dirs(
     argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool
-) -> tuple[list[str], list[tuple[str, str]]]:
+) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """:func:`own_dirs`, :func:`links_out`, and the own directories reached through a
+    directory link on the way the command names them."""
     base = os.path.abspath(cwd or os.getcwd())
     real_base = os.path.realpath(base)
     found: set[str] = set()
+    linked: set[str] = set()
     unfollowed: list[tuple[str, str]] = []
     if cwd is not None and own_dir_configured:
         found.add(real_base)
@@ -825,7 +886,13 @@ def _own_dirs(
             unfollowed.append((arg, real))
             continue
         found.add(os.path.dirname(real))
-    return sorted(d for d in found if not _public(d)), unfollowed
+        if os.path.dirname(real) != os.path.dirname(candidate):
+            linked.add(os.path.dirname(real))
+    return (
+        sorted(d for d in found if not _public(d)),
+        unfollowed,
+        sorted(d for d in linked if not _public(d)),
+    )
 
 
 def linked_cwd(cwd: str, config_dir: str) -> str | None:

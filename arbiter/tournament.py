@@ -68,6 +68,7 @@ from arbiter.sandbox import (
     BotUserError,
     SandboxConflict,
     SandboxPlan,
+    check_own_dirs,
     check_write_grants,
     linked_cwd,
     minimal_env,
@@ -395,6 +396,7 @@ def engine_commands(
             for e in config.engines
         }
         try:
+            check_own_dirs(owns)
             check_write_grants(shown, writes)
         except SandboxConflict as exc:
             raise TournamentError(str(exc)) from None

@@ -660,7 +660,7 @@ async def test_tournament_restarts_then_withdraws_a_faulting_bot(tmp_path: Path)
     config = TournamentConfig(
         engines=[
             EngineConfig(name="crash", command=[sys.executable, script], env={TAG_VAR: tag}),
-            EngineConfig(name="random", cwd=str(ROOT), env={TAG_VAR: tag}),
+            EngineConfig(name="random", env={TAG_VAR: tag}),
         ],
         games_per_pairing=4,
         time_control=TimeControl(per_move_ms=TIME.per_move_ms, grace_ms=TIME.grace_ms),
@@ -687,7 +687,7 @@ async def test_tournament_records_the_games_of_a_deeply_nesting_bot(tmp_path: Pa
     config = TournamentConfig(
         engines=[
             EngineConfig(name="deep", command=[sys.executable, script], env={TAG_VAR: tag}),
-            EngineConfig(name="random", cwd=str(ROOT), env={TAG_VAR: tag}),
+            EngineConfig(name="random", env={TAG_VAR: tag}),
         ],
         games_per_pairing=2,
         time_control=TimeControl(per_move_ms=TIME.per_move_ms, grace_ms=TIME.grace_ms),

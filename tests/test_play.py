@@ -422,3 +422,19 @@ def test_ctrl_c_while_the_engine_thinks_ends_quietly_unrecorded(tmp_path: Path) 
     assert term.finish() == 130
     assert "Traceback" not in term.text
     assert not (out / "games.jsonl").exists() or not (out / "games.jsonl").read_bytes()
+
+
+def test_what_a_faulty_bot_sent_reaches_the_result_line_escaped(tmp_path: Path) -> None:
+    """A bot that ends the game with a malformed line quotes itself in the result: the
+    escape sequences it put there must not reach the person's terminal raw."""
+    bot = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'proto_terminal_escapes.py'} field"
+    term = Terminal(["play", bot, "--seed", "3", "--out", str(tmp_path / "game")], tmp_path)
+    for _ in range(40):  # answer until the bot's first reply ends the game
+        chunk = term.expect(PROMPT, "replay it with:")
+        if chunk.endswith("replay it with:"):
+            break
+        term.send("1\r")
+    assert term.finish() == 0
+    result = [line for line in term.raw.splitlines() if "result:" in line][-1]
+    assert "invalid_message" in result and "\\x1b[2J" in result
+    assert "\x1b[2J" not in result and "\x07" not in result

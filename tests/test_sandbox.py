@@ -1077,20 +1077,54 @@ def test_another_engines_notes_in_this_ones_directory_are_masked(tmp_path: Path)
     from arbiter.config import parse_config
     from arbiter.tournament import engine_commands
 
-    (tmp_path / "b").mkdir()
-    (tmp_path / "bdata").mkdir()
-    for name in ("a.py", "b/b.py"):
+    for d in ("a/bdata", "b"):
+        (tmp_path / d).mkdir(parents=True)
+    for name in ("a/a.py", "b/b.py"):
         (tmp_path / name).write_text("")
     config = parse_config(
         "engines:\n"
-        f"  - {{name: a, command: [{sys.executable}, a.py]}}\n"
-        f"  - {{name: b, command: [{sys.executable}, b.py], cwd: b, write_paths: [bdata]}}\n"
+        f"  - {{name: a, command: [{sys.executable}, a.py], cwd: a}}\n"
+        f"  - {{name: b, command: [{sys.executable}, b.py], cwd: b, write_paths: [a/bdata]}}\n"
     )
     if ROOT_ARENA:
-        os.chown(tmp_path / "bdata", NOBODY, NOBODY)
+        os.chown(tmp_path / "a" / "bdata", NOBODY, NOBODY)
     commands = engine_commands(config, tmp_path, sandboxed=True, hidden=[])
     plan = commands["a"].sandbox
-    assert plan is not None and str(tmp_path / "bdata") in plan.hidden
+    assert plan is not None and str(tmp_path / "a" / "bdata") in plan.hidden
+
+
+def test_an_engine_shown_another_engines_directory_is_refused(tmp_path: Path) -> None:
+    """A directory link in alice's directory, named on her command line by an absolute
+    path (``/bots/alice/data/book.txt``, data -> ../bob), would make bob's directory one
+    of hers, which could then not be hidden from her."""
+    from arbiter.config import parse_config
+    from arbiter.tournament import TournamentError, engine_commands
+
+    alice, bob = tmp_path / "bots" / "alice", tmp_path / "bots" / "bob"
+    for d in (alice, bob):
+        d.mkdir(parents=True)
+        (d / "bot.py").write_text("")
+    (bob / "book.txt").write_text("")
+    (alice / "data").symlink_to("../bob")
+    book = alice / "data" / "book.txt"
+    config = parse_config(
+        "engines:\n"
+        f"  - {{name: alice, command: [{sys.executable}, {alice / 'bot.py'}, {book}]}}\n"
+        f"  - {{name: bob, command: [{sys.executable}, {bob / 'bot.py'}]}}\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with pytest.raises(
+        TournamentError, match=r"engine 'alice' would be shown .*bob, which is or lies in"
+    ):
+        engine_commands(config, elsewhere, sandboxed=True, hidden=[])
+    # One program in two configurations shares its directory: fine.
+    twins = parse_config(
+        "engines:\n"
+        f"  - {{name: b1, command: [{sys.executable}, {bob / 'bot.py'}, --fast]}}\n"
+        f"  - {{name: b2, command: [{sys.executable}, {bob / 'bot.py'}]}}\n"
+    )
+    assert set(engine_commands(twins, elsewhere, sandboxed=True, hidden=[])) == {"b1", "b2"}
 
 
 def test_a_user_whose_group_is_roots_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1215,3 +1249,36 @@ def test_a_write_grant_is_named_as_a_memory_isolate_deals_cannot_clear(tmp_path:
     config = parse_config(text + "isolate_deals: false\n")
     engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
     assert said == []
+
+
+def test_a_directory_reached_through_a_link_must_be_reachable_by_the_bots_user() -> None:
+    """Built as root, the sandbox would show a directory behind one the bot's user may not
+    enter; reached through a link of the bot's (``data -> /private/inner``), it is
+    shown only if the user could reach it anyway."""
+    import shutil
+    import tempfile
+
+    # Under /tmp itself: the whole way to the directory counts (pytest's is private).
+    root = Path(tempfile.mkdtemp(prefix="ecarte-link-"))
+    try:
+        root.chmod(0o755)
+        mine, inner = root / "mine", root / "private" / "inner"
+        for d in (mine, inner):
+            d.mkdir(parents=True)
+        (mine / "bot.py").write_text("")
+        (inner / "secret.txt").write_text("")
+        (root / "private").chmod(0o700)
+        (mine / "data").symlink_to(inner)
+        argv = [sys.executable, str(mine / "bot.py"), str(mine / "data" / "secret.txt")]
+        plan = SandboxPlan.for_engine(argv, str(root / "elsewhere"), own_dir_configured=False)
+        assert plan.linked == (str(inner),)
+        user = sandbox.BotUser("someone", 4242, 4242)
+        assert sandbox.unreachable_for(user, plan) == (
+            f"{inner}, reached through a symbolic link on the way its command names it, lies "
+            f"behind {root / 'private'}, which someone (uid 4242) may not enter: name it by "
+            "its real path"
+        )
+        (root / "private").chmod(0o755)
+        assert sandbox.unreachable_for(user, plan) is None
+    finally:
+        shutil.rmtree(root)
