@@ -1015,7 +1015,13 @@ class _LogWriter:
             self.log = None
 
 
-_LOG_UNSAFE = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+_LOG_UNSAFE = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]"  # C0 controls (tab and newline aside) and DEL
+    rb"|\xc2[\x80-\x9f]"  # C1 controls, in UTF-8
+    rb"|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]"  # bidirectional controls
+    rb"|(?P<ok>[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3})"
+    rb"|[\x80-\xff]"  # a byte outside UTF-8: a lone 0x9b is a CSI to an 8-bit terminal
+)
 
 
 def _log_safe(data: bytes) -> bytes:
@@ -1024,10 +1030,18 @@ def _log_safe(data: bytes) -> bytes:
     A bot's stderr and stdout reach the logs as the bot wrote them but for these: an
     escape sequence or a carriage return in a log shown with ``cat`` could rewrite the
     reader's terminal or a line's ``[game pid]`` prefix.  Tabs and newlines are kept
-    (C1 controls are caught in their UTF-8 form), and so is a line ending in CRLF.
+    (C1 controls are caught in their UTF-8 form, and as lone bytes, which are no UTF-8;
+    so are the bidirectional controls, which make text read otherwise than it is), and
+    so is a line ending in CRLF.
     """
     data = data.replace(b"\r\n", b"\n")
-    return _LOG_UNSAFE.sub(lambda m: b"".join(b"\\x%02x" % c for c in m.group()), data)
+
+    def escape(m: re.Match[bytes]) -> bytes:
+        if m.group("ok"):  # any other UTF-8 character is kept as it is
+            return m.group()
+        return b"".join(b"\\x%02x" % c for c in m.group())
+
+    return _LOG_UNSAFE.sub(escape, data)
 
 
 def _open_log(path: str | os.PathLike[str]) -> IO[bytes]:

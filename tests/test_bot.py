@@ -345,15 +345,20 @@ async def test_stderr_below_cap_is_logged_whole(tmp_path: Path) -> None:
 async def test_control_characters_in_stderr_are_logged_escaped(tmp_path: Path) -> None:
     """Shown with ``cat``, a log cannot clear the terminal or overwrite a line's prefix."""
     log = tmp_path / "evil.log"
-    text = "\x1b[2J\x1b]0;title\x07cleared\rforged\tcol\u009b2J caf\u00e9\r\nnext\n"
-    script = f"import sys; sys.stderr.write({text!r}); sys.stderr.flush(); sys.stdin.readline()"
+    text = "\x1b[2J\x1b]0;title\x07cleared\rforged\tcol\u009b2J caf\u00e9 \u202eevil\r\nnext\n"
+    # A lone 0x9b byte (no UTF-8): the control sequence introducer of 8-bit terminals.
+    script = (
+        f"import sys; sys.stderr.write({text!r}); sys.stderr.flush(); "
+        "sys.stderr.buffer.write(bytes([0x9b]) + b'1m\\n'); sys.stderr.flush(); "
+        "sys.stdin.readline()"
+    )
     async with open_bot(BotCommand([sys.executable, "-c", script]), name="s", log_path=log) as bot:
         pass
     assert (
         log.read_bytes()
         == (
             f"[pid {bot.pid}] \\x1b[2J\\x1b]0;title\\x07cleared\\x0dforged\tcol\\xc2\\x9b2J "
-            f"caf\u00e9\n[pid {bot.pid}] next\n"
+            f"caf\u00e9 \\xe2\\x80\\xaeevil\n[pid {bot.pid}] next\n[pid {bot.pid}] \\x9b1m\n"
         ).encode()
     )
 
