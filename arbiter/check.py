@@ -270,8 +270,8 @@ class CheckReport:
 def format_check(report: CheckReport) -> list[str]:
     """The report as the lines ``ecarte check`` prints (a problem may span lines)."""
     out: list[str] = []
-    if report.warning is not None:
-        out.append(report.warning)
+    if report.warning is not None:  # it may name a bot's file: escaped
+        out.extend(terminal_safe(line) for line in report.warning.splitlines())
     if report.setting:
         out.append(report.setting)
     if report.handshake is not None:

@@ -83,6 +83,7 @@ __all__ = [
     "own_dirs",
     "plan_warnings",
     "proc_stats",
+    "program_files",
     "reap_escapees",
     "resolve_bot_user",
     "sandbox_enabled",
@@ -743,18 +744,36 @@ class SandboxPlan:
         return None
 
 
-def check_own_dirs(owns: Mapping[str, Sequence[str]]) -> None:
+def program_files(argv: Sequence[str], cwd: str | None) -> frozenset[str]:
+    """The files an engine's command line names (its program, script, data), resolved:
+    two engines with the same are one program in two configurations."""
+    base = cwd or os.getcwd()
+    found = set()
+    for i, arg in enumerate(argv):
+        if i == 0 and "/" not in arg:
+            arg = shutil.which(arg) or arg
+        if not arg.startswith("-") and os.path.isfile(os.path.join(base, arg)):
+            found.add(os.path.realpath(os.path.join(base, arg)))
+    return frozenset(found)
+
+
+def check_own_dirs(
+    owns: Mapping[str, Sequence[str]], programs: Mapping[str, frozenset[str]]
+) -> None:
     """Raise :class:`SandboxConflict` when an engine's own directory is, or lies inside,
     another engine's own directory (``owns``: :func:`own_dirs` by engine name).
 
     That other directory could not be hidden from it (hiding it would hide the engine),
-    so the engine would be shown the other's files; a directory link shipped in a bot's
-    directory and named on its command line is one way there.  Two engines with the
-    same own directories (one program, two configurations) are fine.
+    so the engine would be shown the other's files: two bots kept in one directory, or a
+    directory link shipped in a bot's directory and named on its command line.  One
+    program in two configurations (the same :func:`program_files` and directories) is
+    fine.
     """
     for name, dirs in owns.items():
         for other, theirs in owns.items():
-            if other == name or set(dirs) == set(theirs):
+            if other == name:
+                continue
+            if set(dirs) == set(theirs) and programs.get(name) == programs.get(other):
                 continue
             for mine in dirs:
                 for held in theirs:
@@ -863,6 +882,8 @@ def _own_dirs(
     unfollowed: list[tuple[str, str]] = []
     if cwd is not None and own_dir_configured:
         found.add(real_base)
+        if real_base != os.path.normpath(base):  # a link on the way (the bot's, maybe)
+            linked.add(real_base)
     for i, arg in enumerate(argv):
         if i == 0 and "/" not in arg:
             program = shutil.which(arg)

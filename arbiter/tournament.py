@@ -74,6 +74,7 @@ from arbiter.sandbox import (
     minimal_env,
     own_dirs,
     plan_warnings,
+    program_files,
     reap_escapees,
     resolve_bot_user,
     sandbox_enabled,
@@ -396,7 +397,7 @@ def engine_commands(
             for e in config.engines
         }
         try:
-            check_own_dirs(owns)
+            check_own_dirs(owns, {n: program_files(*launch[n]) for n in launch})
             check_write_grants(shown, writes)
         except SandboxConflict as exc:
             raise TournamentError(str(exc)) from None

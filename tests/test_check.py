@@ -316,3 +316,18 @@ async def test_each_check_deals_from_its_own_seed_and_names_it(
     assert seeds[0] != seeds[1] and seeds[2] == 7
     for used, setting in zip(seeds, settings, strict=True):
         assert setting.endswith(f"; seed: {used} (--seed repeats these games)")
+
+
+def test_a_warning_naming_a_bots_file_is_printed_escaped() -> None:
+    """The link warning names a file the bot chose: its name may hold escape codes."""
+    report = CheckReport(
+        warning="warning: engine 'checked': book.txt ... to /b/\x1b[31mRED\x07.txt ...",
+        handshake=None,
+        games=0,
+        game_problems=(),
+        stopped_early=False,
+        seen=frozenset(),
+        quit=QuitResult.NOT_RUNNING,
+    )
+    first = format_check(report)[0]
+    assert "\x1b" not in first and "\x07" not in first and "\\x1b[31mRED" in first

@@ -506,17 +506,18 @@ def test_config_paths_resolve_against_the_config_file_from_another_directory(
     """A program path, a script argument and out: in a config mean the same wherever
     ecarte is started; --out on the command line is the shell's."""
     conf = tmp_path / "conf"
-    (conf / "bots").mkdir(parents=True)
-    (conf / "bots" / "mybot.py").write_text(
+    for d in ("mine", "shell"):  # each engine in a directory of its own
+        (conf / "bots" / d).mkdir(parents=True)
+    (conf / "bots" / "mine" / "mybot.py").write_text(
         "import runpy\nrunpy.run_module('engines.random.bot', run_name='__main__')\n"
     )
-    script = conf / "bots" / "run.sh"
+    script = conf / "bots" / "shell" / "run.sh"
     script.write_text(f"#!/bin/sh\nexec {sys.executable} -m engines.greedy.bot\n")
     script.chmod(0o755)
     (conf / "t.yaml").write_text(
         "engines:\n"
-        f"  - {{name: mine, command: [{sys.executable}, bots/mybot.py]}}\n"
-        "  - {name: shell, command: ./bots/run.sh}\n"
+        f"  - {{name: mine, command: [{sys.executable}, bots/mine/mybot.py]}}\n"
+        "  - {name: shell, command: ./bots/shell/run.sh}\n"
         "games_per_pairing: 2\nseed: 11\nout: results\n"
     )
     elsewhere = tmp_path / "elsewhere"

@@ -1282,3 +1282,22 @@ def test_a_directory_reached_through_a_link_must_be_reachable_by_the_bots_user()
         assert sandbox.unreachable_for(user, plan) is None
     finally:
         shutil.rmtree(root)
+
+
+def test_two_bots_in_one_directory_or_a_linked_absolute_cwd_are_caught(tmp_path: Path) -> None:
+    """``bots/alice.py`` and ``bots/bob.py`` would each be shown the other's files; a
+    ``cwd`` named absolutely through the bot's ``current -> /elsewhere`` link counts as
+    reached through a link (shown only where the bot's user could go)."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    for name in ("alice.py", "bob.py"):
+        (bots / name).write_text("")
+    argv = {n: [sys.executable, str(bots / f"{n}.py")] for n in ("alice", "bob")}
+    owns = {n: sandbox.own_dirs(a, None, own_dir_configured=False) for n, a in argv.items()}
+    programs = {n: sandbox.program_files(a, None) for n, a in argv.items()}
+    with pytest.raises(sandbox.SandboxConflict, match="engine 'alice' would be shown"):
+        sandbox.check_own_dirs(owns, programs)
+    (tmp_path / "v3").mkdir()
+    (bots / "current").symlink_to(tmp_path / "v3")
+    plan = SandboxPlan.for_engine(argv["bob"], str(bots / "current"), own_dir_configured=True)
+    assert plan.linked == (str(tmp_path / "v3"),)
