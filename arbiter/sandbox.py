@@ -745,14 +745,20 @@ class SandboxPlan:
 
 
 def program_files(argv: Sequence[str], cwd: str | None) -> frozenset[str]:
-    """The files an engine's command line names (its program, script, data), resolved:
-    two engines with the same are one program in two configurations."""
+    """What an engine's command line runs: the files and directories it names (its
+    program, script, package, data), resolved, and the module or code of an
+    interpreter's ``-m``/``-c``.  Two engines with the same are one program in two
+    configurations (their options aside)."""
     base = cwd or os.getcwd()
     found = set()
     for i, arg in enumerate(argv):
         if i == 0 and "/" not in arg:
             arg = shutil.which(arg) or arg
-        if not arg.startswith("-") and os.path.isfile(os.path.join(base, arg)):
+        if i > 0 and argv[i - 1] in ("-m", "-c"):
+            found.add(f"{argv[i - 1]} {arg}")
+        elif arg[:2] in ("-m", "-c") and len(arg) > 2:
+            found.add(f"{arg[:2]} {arg[2:]}")
+        elif not arg.startswith("-") and os.path.exists(os.path.join(base, arg)):
             found.add(os.path.realpath(os.path.join(base, arg)))
     return frozenset(found)
 

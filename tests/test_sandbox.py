@@ -1301,3 +1301,24 @@ def test_two_bots_in_one_directory_or_a_linked_absolute_cwd_are_caught(tmp_path:
     (bots / "current").symlink_to(tmp_path / "v3")
     plan = SandboxPlan.for_engine(argv["bob"], str(bots / "current"), own_dir_configured=True)
     assert plan.linked == (str(tmp_path / "v3"),)
+
+
+def test_two_packages_or_directories_in_one_directory_are_two_programs(tmp_path: Path) -> None:
+    """``python3 -m alice`` and ``python3 -m bob`` run from one ``bots/`` (or the two
+    package directories as arguments) are two bots, each shown the other's files."""
+    bots = tmp_path / "bots"
+    for name in ("alice", "bob"):
+        (bots / name).mkdir(parents=True)
+        (bots / name / "__main__.py").write_text("")
+    for form in (["-m"], []):
+        argv = {n: [sys.executable, *form, n] for n in ("alice", "bob")}
+        owns = {n: [str(bots)] for n in argv}
+        programs = {n: sandbox.program_files(a, str(bots)) for n, a in argv.items()}
+        with pytest.raises(sandbox.SandboxConflict, match="would be shown"):
+            sandbox.check_own_dirs(owns, programs)
+    # The same package with other options is one program.
+    same = {
+        n: sandbox.program_files([sys.executable, "-m", "bob", *o], str(bots))
+        for n, o in (("b1", ["--fast"]), ("b2", []))
+    }
+    sandbox.check_own_dirs({"b1": [str(bots)], "b2": [str(bots)]}, same)
