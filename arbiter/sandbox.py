@@ -645,24 +645,7 @@ class SandboxPlan:
         # looked up again at each start, where the bot may have made a link of its path.
         writes = {w for w in writes if not any(w != o and _inside(w, o) for o in writes)}
         visible = own | granted | writes
-        # Another run with the same seed deals the same decks: its journal or resolved
-        # config where the bot may read would tell it every card.  Runs inside a
-        # visible directory are masked; one that holds a visible path is refused.
-        for path in sorted(visible):
-            run = _run_holding(path)
-            if run is not None:
-                files = [
-                    f"{m}: {_MARKER_HOLDS[m]}"
-                    for m in RUN_MARKERS
-                    if os.path.exists(os.path.join(run, m))
-                ]
-                may = "read and write" if path in writes else "read"
-                where = "holds" if path == run else f"lies in {run}, which holds"
-                raise SandboxConflict(
-                    f"{path}, which the engine may {may}, {where} a run's output "
-                    f"({'; '.join(files)}): move the engine or its grants out of it, or "
-                    "remove that file if it is no run's"
-                )
+        _refuse_inside_runs(visible, writes)
         # A version manager's root holds interpreters, not the bot's files: not searched.
         searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
         runs, unsearched = find_runs(sorted(searched))
@@ -686,36 +669,7 @@ class SandboxPlan:
                 reads.discard(real)
             elif any(_inside(real, r) for r in shown):
                 masks.append(real)
-        # In a directory the bot may write, it can rename what holds a masked path (the
-        # mask, placed by path at each start, would then miss it) or change code others
-        # run: such a grant is refused.
-        hidden_what = (
-            "a path hidden from it (another engine's directory, the config file or an "
-            "earlier run's output)"
-        )
-        guarded = [
-            (
-                m,
-                "this run's output, which the bot could have prepared"
-                if m in mine
-                else hidden_what,
-            )
-            for m in masks
-        ]
-        guarded += [(a, "the arena's own code, which every bot runs") for a in arena_paths()]
-        guarded += [(d, "a system directory") for d in _system_dirs()]
-        for w in sorted(writes):
-            for path, what in guarded:
-                if _inside(path, w):
-                    fix = (
-                        "choose an --out outside it"
-                        if path in mine
-                        else "grant a directory that holds none of these"
-                    )
-                    raise SandboxConflict(
-                        f"{w}, which the engine may write (write_paths), holds {path}, "
-                        f"{what}: a bot could move or change it there; {fix}"
-                    )
+        _refuse_guarded_in_grants(writes, masks, mine)
         # Shown read-only inside a directory shown writable: that bind shows them already,
         # and bound on their own they would be looked up again at each start, where the
         # bot may have swapped them for links.
@@ -817,6 +771,57 @@ def check_write_grants(
                             f"{other!r} runs or sees; give each engine write_paths of its own, "
                             "apart from the other engines' directories"
                         )
+
+
+def _refuse_inside_runs(visible: set[str], writes: set[str]) -> None:
+    """Raise :class:`SandboxConflict` for a visible path that is or lies in a run's
+    output.  Another run with the same seed deals the same decks: its journal or
+    resolved config where the bot may read would tell it every card (runs *inside* a
+    visible directory are masked instead)."""
+    for path in sorted(visible):
+        run = _run_holding(path)
+        if run is not None:
+            files = [
+                f"{m}: {_MARKER_HOLDS[m]}"
+                for m in RUN_MARKERS
+                if os.path.exists(os.path.join(run, m))
+            ]
+            may = "read and write" if path in writes else "read"
+            where = "holds" if path == run else f"lies in {run}, which holds"
+            raise SandboxConflict(
+                f"{path}, which the engine may {may}, {where} a run's output "
+                f"({'; '.join(files)}): move the engine or its grants out of it, or "
+                "remove that file if it is no run's"
+            )
+
+
+def _refuse_guarded_in_grants(writes: set[str], masks: list[str], mine: set[str]) -> None:
+    """Raise :class:`SandboxConflict` for a write grant that holds a masked path (``mine``:
+    this run's output), the arena's code or a system directory.  There a bot could
+    rename what holds a masked path (the mask, placed by path at each start, would then
+    miss it) or change code others run."""
+    hidden_what = (
+        "a path hidden from it (another engine's directory, the config file or an "
+        "earlier run's output)"
+    )
+    guarded = [
+        (m, "this run's output, which the bot could have prepared" if m in mine else hidden_what)
+        for m in masks
+    ]
+    guarded += [(a, "the arena's own code, which every bot runs") for a in arena_paths()]
+    guarded += [(d, "a system directory") for d in _system_dirs()]
+    for w in sorted(writes):
+        for path, what in guarded:
+            if _inside(path, w):
+                fix = (
+                    "choose an --out outside it"
+                    if path in mine
+                    else "grant a directory that holds none of these"
+                )
+                raise SandboxConflict(
+                    f"{w}, which the engine may write (write_paths), holds {path}, "
+                    f"{what}: a bot could move or change it there; {fix}"
+                )
 
 
 def plan_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:

@@ -251,18 +251,15 @@ async def run_tournament(
     out_dir = Path(os.path.realpath(out_dir))
     with _new_output(out_dir), _locked(out_dir):
         prep = _prepare(config, out_dir, resume=resume, shard_spec=shard_spec, on_event=on_event)
-        commands = engine_commands(
+        commands = _commands_for_run(
             prep.config,
             base_dir,
+            out_dir,
             sandboxed=sandboxed,
             hidden=hidden_paths,
-            out_dir=out_dir,
-            warn=on_event,
+            sharded=shard_spec is not None,
+            on_event=on_event,
         )
-        _check_visible_output(commands, out_dir, sharded=shard_spec is not None)
-        if on_event is not None:
-            for line in plan_warnings({n: c.sandbox for n, c in commands.items()}):
-                on_event(line)
         # Before the preflight: with --debug, its traffic is logged there too.
         make_private_dir(out_dir / "logs")
         if check_engines and (needed := prep.engines_needed()):
@@ -308,12 +305,38 @@ async def run_tournament(
         if on_event is not None:
             for name, count in sorted(run.ignored_quits.items()):
                 if count:
-                    on_event(
-                        f"warning: engine {name!r}: {count} of its processes did not exit "
-                        f"within {QUIT_GRACE:g} s of quit and were killed (PROTOCOL §3.9.1); "
-                        "each cost the run that wait"
-                    )
+                    on_event(_ignored_quit_warning(name, count))
         return sorted(run.results.values(), key=lambda r: r.game_id)
+
+
+def _commands_for_run(
+    config: TournamentConfig,
+    base_dir: Path,
+    out_dir: Path,
+    *,
+    sandboxed: bool,
+    hidden: Sequence[str],
+    sharded: bool,
+    on_event: Callable[[str], None] | None,
+) -> dict[str, BotCommand]:
+    """:func:`engine_commands` for a run into ``out_dir``, its output checked against
+    what the bots may read, and the sandbox's warnings told to ``on_event``."""
+    commands = engine_commands(
+        config, base_dir, sandboxed=sandboxed, hidden=hidden, out_dir=out_dir, warn=on_event
+    )
+    _check_visible_output(commands, out_dir, sharded=sharded)
+    if on_event is not None:
+        for line in plan_warnings({n: c.sandbox for n, c in commands.items()}):
+            on_event(line)
+    return commands
+
+
+def _ignored_quit_warning(name: str, count: int) -> str:
+    return (
+        f"warning: engine {name!r}: {count} of its processes did not exit within "
+        f"{QUIT_GRACE:g} s of quit and were killed (PROTOCOL §3.9.1); each cost the run "
+        "that wait"
+    )
 
 
 def _choose_seed(
