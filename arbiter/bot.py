@@ -56,7 +56,11 @@ Resource limits (heuristic)
       the arbiter did not send (the hard limit, or the kernel OOM killer); or
     - a memory limit was set, the process did not exit with 0, and the last
       4 KiB of its stderr mention ``MemoryError``, ``std::bad_alloc``, ``out of
-      memory`` or ``Cannot allocate memory``.
+      memory`` or ``Cannot allocate memory``; or
+    - the sandboxed command carries a process cap (:attr:`BotCommand.processes`, set
+      by the sandbox, not here), the process did not exit with 0, and its stderr says
+      it could not start a thread or a process (:data:`PROCESS_MARKERS`, or EAGAIN
+      next to a word such as ``fork``).
 
     A bot that survives a failed allocation, or dies of it silently (a C bot that
     dereferences the NULL from ``malloc``), is reported as
@@ -136,6 +140,25 @@ MEMORY_MARKERS: Final = (
     b"Cannot allocate memory",
     b"OOM",  # V8 (Node.js): "Fatal process OOM"
 )
+PROCESS_MARKERS: Final = (
+    b"can't start new thread",  # Python
+    b"native thread",  # the JVM: "unable to create native thread"
+    b"failed to create new OS thread",  # Go
+    b"pthread_create",
+    b"failed to spawn thread",  # Rust
+)
+"""Words in a bot's last stderr that say it could not start a thread or a process."""
+_EAGAIN_TEXT: Final = b"Resource temporarily unavailable"
+_FORK_WORDS: Final = (b"fork", b"thread", b"spawn", b"clone", b"Popen")
+
+
+def _says_no_process(tail: bytes) -> bool:
+    """Whether ``tail`` (the end of a bot's stderr) says the bot could not start a process
+    or thread: a known message, or EAGAIN near the name of a call that starts one (EAGAIN
+    alone is also the answer of a non-blocking read)."""
+    if any(marker in tail for marker in PROCESS_MARKERS):
+        return True
+    return _EAGAIN_TEXT in tail and any(word in tail for word in _FORK_WORDS)
 
 
 class Direction(StrEnum):
@@ -174,6 +197,10 @@ class BotCommand:
 
     user: BotUser | None = None
     """Run the process as this user (the arbiter must be root); ``None``: the arbiter's."""
+
+    processes: int | None = None
+    """Cap on the processes and threads the sandboxed bot runs at once; only with a
+    :attr:`sandbox`, where :func:`arbiter.sandbox.process_cap` allows it."""
 
     def environment(self) -> dict[str, str] | None:
         """The bot's whole environment; ``None`` when it is the arbiter's own, unchanged."""
@@ -374,6 +401,7 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
                 user=command.user,
                 seccomp_fd=fds[0],
                 env=dict(os.environ) if env is None else env,
+                processes=command.processes,
             )
             # The options through the descriptor; the command stays on the line, where
             # bwrap wants it.
@@ -495,6 +523,7 @@ class Bot:
         limits: Limits | None,
         max_line: int,
         transcript: Transcript | None,
+        processes: int | None = None,
     ) -> None:
         if proc.stdin is None or not isinstance(proc.stdout, trio.lowlevel.FdStream):
             raise ArbiterError("bot process started without pipes")
@@ -506,6 +535,7 @@ class Bot:
         self._stdout_fd = proc.stdout.fileno()
         self._watch = watch
         self._limits = limits
+        self._processes = processes
         self._max_line = max_line
         self._transcript = transcript
         self._buffer = bytearray()
@@ -802,7 +832,8 @@ class Bot:
         # Shielded and short: a deadline passing now must not turn this into a timeout.
         with trio.CancelScope(deadline=trio.current_time() + EXIT_WAIT, shield=True):
             await self._watch.exited.wait()
-            if memory_limited:  # the classification reads the end of stderr
+            if memory_limited or self._processes is not None:
+                # the classification reads the end of stderr
                 await self._stderr_done.wait()
         if not self._watch.exited.is_set():
             return Disconnected(f"closed its {stream} while still running", line=partial)
@@ -813,7 +844,15 @@ class Bot:
 
     def _resource_fault(self) -> ResourceLimit | None:
         limits, code = self._limits, self.returncode
-        if limits is None or code is None:
+        if code is None:
+            return None
+        tail = bytes(self._stderr_tail)
+        if self._processes is not None and code != 0 and _says_no_process(tail):
+            return ResourceLimit(
+                f"process limit of {self._processes} processes and threads reached "
+                f"({self.exit_description()})"
+            )
+        if limits is None:
             return None
         if limits.cpu_seconds is not None and (
             code == -signal.SIGXCPU or (code == -signal.SIGKILL and not self._stopping)
@@ -821,7 +860,6 @@ class Bot:
             return ResourceLimit(
                 f"CPU time limit of {limits.cpu_seconds} s exceeded ({self.exit_description()})"
             )
-        tail = self._stderr_tail
         if (
             limits.memory_mb is not None
             and code != 0
@@ -1128,6 +1166,7 @@ async def open_bot(
                 limits=limits,
                 max_line=max_line,
                 transcript=transcript,
+                processes=command.processes if command.sandbox is not None else None,
             )
             assert proc.stderr is not None
             nursery.start_soon(bot._drain_stderr, proc.stderr, log, stderr_cap)

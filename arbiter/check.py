@@ -33,11 +33,13 @@ from arbiter.referee import charged_ms
 from arbiter.rules import Rules, Seed, make_rules
 from arbiter.sandbox import (
     BOT_USER_AUTO,
+    DEFAULT_PROCESSES,
     BotUserSpec,
     SandboxMode,
     SandboxPlan,
     minimal_env,
     plan_warnings,
+    process_cap,
     reap_escapees,
     resolve_bot_user,
     sandbox_enabled,
@@ -328,15 +330,19 @@ async def check_bot(
     user, note = resolve_bot_user(bot_user, sandboxed=sandboxed)
     notes += [note] if note is not None else []
     user = user_for_engine("checked", bot_user, user, plan)
+    processes, note = process_cap(DEFAULT_PROCESSES, user, sandboxed=sandboxed)
+    notes += [note] if note is not None else []
     warning = "\n".join(notes) or None
     env = minimal_env(home="/tmp" if sandboxed else None)
-    command = BotCommand(argv, base_env=env, sandbox=plan, user=user)
+    command = BotCommand(argv, base_env=env, sandbox=plan, user=user, processes=processes)
     # The opponent is locked in like the bot: it runs where the bot's files may be.
     random_argv = builtin_argv("random")
     random_plan = (
         SandboxPlan.for_engine(random_argv, None, own_dir_configured=False) if sandboxed else None
     )
-    opponent = BotCommand(random_argv, base_env=env, sandbox=random_plan, user=user)
+    opponent = BotCommand(
+        random_argv, base_env=env, sandbox=random_plan, user=user, processes=processes
+    )
     time_settings = TimeSettings(
         per_move_ms=time_per_move,
         clock_ms=clock_ms,

@@ -19,7 +19,7 @@ import msgspec
 import yaml
 
 from arbiter.rules import Rules, RulesError, Seed, make_rules
-from arbiter.sandbox import SandboxMode
+from arbiter.sandbox import DEFAULT_PROCESSES, SandboxMode
 from arbiter.schedule import Format
 
 __all__ = [
@@ -121,10 +121,15 @@ class FaultPolicy(_Strict, frozen=True):
 
 
 class Limits(_Strict, frozen=True):
-    """Resource limits per bot process (off by default)."""
+    """Resource limits of the bots (README "Configuration reference")."""
 
     memory_mb: Positive | None = None
+    """Address space of each bot process (off by default)."""
     cpu_seconds: Positive | None = None
+    """CPU time of each bot process (off by default)."""
+    processes: Positive | None = DEFAULT_PROCESSES
+    """Processes and threads a sandboxed bot runs at once, all its processes together;
+    ``null``: no cap."""
 
 
 class TournamentConfig(_Strict, frozen=True):

@@ -30,7 +30,7 @@ ADVICE: dict[FaultReason, str] = {
     FaultReason.INVALID_MESSAGE: "send exactly one JSON object per line, with only the "
     "documented fields",
     FaultReason.ILLEGAL_ACTION: "answer with one of the strings in the request's view.legal",
-    FaultReason.RESOURCE_LIMIT: "stay within the memory and CPU limits",
+    FaultReason.RESOURCE_LIMIT: "stay within the memory, CPU and process limits",
 }
 """What a bot author should do about each fault reason in general (every reason has an
 entry): the hint when nothing more specific is known of the cause."""
@@ -98,6 +98,12 @@ def fix_hint(reason: str, detail: str, line: str | None = None) -> str | None:
             "(a discard's cards may be in any order)"
         )
     if reason == "resource_limit":
+        if detail.startswith("process limit"):
+            return (
+                "the bot started more processes and threads than limits.processes allows "
+                "(all of its processes together): start fewer (a smaller thread pool), or "
+                "raise the limit"
+            )
         return (
             "the bot went over the memory or CPU limit set in the config's limits: use less, "
             "or raise the limit"

@@ -57,6 +57,7 @@ from typing import Final, Literal
 
 __all__ = [
     "BOT_USER_AUTO",
+    "DEFAULT_PROCESSES",
     "LOADER_VARIABLES",
     "MINIMAL_ENV_KEYS",
     "RUN_MARKERS",
@@ -83,6 +84,8 @@ __all__ = [
     "own_dirs",
     "plan_warnings",
     "proc_stats",
+    "process_cap",
+    "process_cap_unavailable",
     "program_files",
     "reap_escapees",
     "resolve_bot_user",
@@ -246,10 +249,117 @@ def _lookup_user(spec: BotUserSpec) -> BotUser:
 
 
 @functools.cache
-def _setpriv() -> str | None:
-    """util-linux's ``setpriv``, from a system directory (it runs inside the sandbox)."""
-    found = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+def _system_program(name: str) -> str | None:
+    """A program from a system directory (``setpriv``, ``unshare``, ``prlimit``: they run
+    inside the sandbox, where only the system directories are sure to be seen)."""
+    found = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
     return None if found is None else os.path.realpath(found)
+
+
+def _setpriv() -> str | None:
+    """util-linux's ``setpriv``."""
+    return _system_program("setpriv")
+
+
+DEFAULT_PROCESSES: Final = 256
+"""The default of ``limits.processes``: processes and threads a sandboxed bot may run at
+once, far above what a bot needs (a JVM on a large machine runs about a hundred
+threads), far below what would take the machine."""
+
+
+@functools.cache
+def process_cap_unavailable(user: BotUser | None) -> str | None:
+    """Why the processes of a sandboxed bot run as ``user`` (None: the arbiter's own) cannot
+    be capped here, or None when they can (the answer is cached).
+
+    The cap is ``RLIMIT_NPROC``, which the kernel counts per user *and user namespace*:
+    it is set inside a user namespace of the sandbox's own (bubblewrap's, for an arbiter
+    not run as root; one the bot's user creates after ``setpriv``, for an arbiter run as
+    root), so bots run as one user are counted apart, and no bot can reach another's
+    count.  Root is never counted.
+    """
+    if _system_program("prlimit") is None:
+        return "prlimit (util-linux) is not installed"
+    if user is None:
+        if os.geteuid() == 0:
+            return "the bots run as root, whose processes the kernel does not count"
+        bwrap = _bwrap()
+        if bwrap is not None and os.stat(bwrap).st_mode & stat.S_ISUID:
+            return "bubblewrap is installed setuid root, and gives bots no user namespace"
+        return None
+    setpriv, unshare = _setpriv(), _system_program("unshare")
+    if setpriv is None or unshare is None:
+        return "unshare or setpriv (util-linux) is not installed"
+    probe = [
+        setpriv,
+        *_switch_args(user),
+        "--",
+        *_process_cap(64, user),
+        _system_program("true") or "/bin/true",
+    ]
+    failed = _probe_failure(probe)
+    if failed is None:
+        return None
+    return (
+        f"{user} cannot create a user namespace here ({failed}), where its processes "
+        "would be counted apart from other bots'"
+    )
+
+
+def _probe_failure(argv: list[str]) -> str | None:
+    """Run ``argv`` to see whether the machine allows it: None if it exits with 0, else
+    the last line it wrote to stderr (or its exit status, or why it could not run)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{os.path.basename(argv[0])} could not be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return said[-1] if said else f"exit status {done.returncode}"
+
+
+def _switch_args(user: BotUser) -> list[str]:
+    """setpriv's options that turn root into ``user``: its uid and primary group only,
+    no capability left (nor any to get back through exec)."""
+    switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
+    return [*switch, "--inh-caps=-all", "--bounding-set=-all"]
+
+
+def _process_cap(processes: int, user: BotUser | None) -> list[str]:
+    """The command prefix that caps a bot at ``processes`` processes and threads (see
+    :func:`process_cap_unavailable`); hard limit too, so the bot cannot raise it."""
+    prlimit = _system_program("prlimit")
+    if prlimit is None:
+        raise RuntimeError("prlimit (util-linux) is not installed")
+    cap = [prlimit, f"--nproc={processes}:{processes}", "--"]
+    if user is None:  # bubblewrap's user namespace is the sandbox's own
+        return cap
+    unshare = _system_program("unshare")
+    if unshare is None:
+        raise RuntimeError("unshare (util-linux) is not installed")
+    # The bot's user creates the namespace while its own count is unbounded (the
+    # kernel takes the creator's limit as the bound of the whole namespace), then caps
+    # itself inside it; --map-current-user keeps its uid and gid as they are.
+    return [unshare, "--user", "--map-current-user", *cap]
+
+
+def process_cap(
+    processes: int | None, user: BotUser | None, *, sandboxed: bool
+) -> tuple[int | None, str | None]:
+    """The cap on processes a bot run as ``user`` gets under ``limits.processes``, and a
+    warning when the setting cannot be applied here.  Only sandboxed bots are capped:
+    without a namespace of its own, a bot's count would include every process of its
+    user, the arbiter's own among them."""
+    if processes is None or not sandboxed:
+        return None, None
+    why = process_cap_unavailable(user)
+    if why is None:
+        return processes, None
+    return None, (
+        f"warning: limits.processes ({processes}) is not applied: {why}; a bot can start "
+        "processes without bound"
+    )
 
 
 def resolve_bot_user(spec: BotUserSpec, *, sandboxed: bool) -> tuple[BotUser | None, str | None]:
@@ -445,19 +555,13 @@ def sandbox_unavailable() -> str | None:
     bwrap = _bwrap()
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap)"
-    probe = [bwrap, *_base_args(network=False), "--", "/bin/true"]
-    try:
-        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap could not be run: {exc}"
-    if done.returncode != 0:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = reason[-1] if reason else f"exit status {done.returncode}"
-        return (
-            f"bwrap cannot create namespaces here ({detail}); unprivileged user "
-            "namespaces may be disabled (sysctl kernel.unprivileged_userns_clone)"
-        )
-    return None
+    failed = _probe_failure([bwrap, *_base_args(network=False), "--", "/bin/true"])
+    if failed is None:
+        return None
+    return (
+        f"bwrap cannot create namespaces here ({failed}); unprivileged user "
+        "namespaces may be disabled (sysctl kernel.unprivileged_userns_clone)"
+    )
 
 
 def _bind_args(flag: str, path: str) -> list[str]:
@@ -977,6 +1081,7 @@ def wrap_command(
     user: BotUser | None = None,
     seccomp_fd: int | None = None,
     env: Mapping[str, str] | None = None,
+    processes: int | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``: the
     command line of :func:`wrap_parts`, options and command joined by ``--``."""
@@ -988,6 +1093,7 @@ def wrap_command(
         user=user,
         seccomp_fd=seccomp_fd,
         env=env,
+        processes=processes,
     )
     return [*options, "--", *command]
 
@@ -1001,6 +1107,7 @@ def wrap_parts(
     user: BotUser | None = None,
     seccomp_fd: int | None = None,
     env: Mapping[str, str] | None = None,
+    processes: int | None = None,
 ) -> tuple[list[str], list[str]]:
     """bwrap and its options, and the command it runs, for ``argv`` inside the sandbox
     described by ``plan``, starting in ``cwd``.
@@ -1017,7 +1124,9 @@ def wrap_parts(
     the locale's and time zone's) reach only the bot: with ``user``, ``env`` sets them
     after ``setpriv`` has dropped root; a program whose path holds ``=`` cannot then be
     run (``env`` would read it as a variable): :class:`SandboxConflict`.
-    Without ``env`` the bot gets bwrap's own environment.
+    Without ``env`` the bot gets bwrap's own environment.  ``processes`` caps the
+    processes and threads the bot runs at once (:func:`process_cap` says whether it
+    can be applied; it must be).
     """
     bwrap = _bwrap()
     if bwrap is None:
@@ -1074,8 +1183,10 @@ def wrap_parts(
                     "switched) would read as a variable: rename it or link to it"
                 )
             argv = [_env_program(), *late, *argv]
-        switch = [f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
-        argv = [setpriv, *switch, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+        cap = [] if processes is None else _process_cap(processes, user)
+        argv = [setpriv, *_switch_args(user), "--", *cap, *argv]
+    elif processes is not None:
+        argv = [*_process_cap(processes, None), *argv]
     return [*args, "--chdir", start], list(argv)
 
 

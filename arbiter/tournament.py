@@ -42,6 +42,7 @@ from arbiter.bot import BotCommand, live_pids
 from arbiter.bot import Limits as BotLimits
 from arbiter.config import (
     ConfigError,
+    EngineConfig,
     FaultPolicy,
     ResolvedConfig,
     TournamentConfig,
@@ -74,6 +75,7 @@ from arbiter.sandbox import (
     minimal_env,
     own_dirs,
     plan_warnings,
+    process_cap,
     program_files,
     reap_escapees,
     resolve_bot_user,
@@ -400,14 +402,8 @@ def engine_commands(
         raise TournamentError(str(exc)) from None
     if note is not None and warn is not None:
         warn(note)
-    for e in config.engines:
-        target = linked_cwd(e.cwd, str(base_dir)) if sandboxed and e.cwd else None
-        if target is not None:
-            raise TournamentError(
-                f"engine {e.name!r}: its cwd {e.cwd} leads through a symbolic link to "
-                f"{target}; a link below the config's directory may be the bot's, which would "
-                "choose what it is shown: give the directory's real path"
-            )
+    if sandboxed:
+        _refuse_linked_cwds(config, base_dir)
     launch = {e.name: engine_argv(e, base_dir) for e in config.engines}
     owns = {
         e.name: own_dirs(*launch[e.name], own_dir_configured=e.cwd is not None)
@@ -427,13 +423,9 @@ def engine_commands(
     if warn is not None and config.isolate_deals:
         for e in config.engines:
             if e.write_paths:
-                warn(
-                    f"warning: engine {e.name!r} may write {', '.join(e.write_paths)} "
-                    "(write_paths): it can keep notes from one process to the next, the "
-                    "cards of a duplicate pair's first game included, which isolate_deals "
-                    "cannot stop; grant write_paths only to bots you trust"
-                )
+                warn(_notes_warning(e))
     commands = {}
+    cap_warnings: set[str] = set()
     for e in config.engines:
         argv, cwd = launch[e.name]
         plan = None
@@ -458,7 +450,21 @@ def engine_commands(
             runs_as = user_for_engine(e.name, config.bot_user, user, plan)
         except BotUserError as exc:
             raise TournamentError(str(exc)) from None
-        command = BotCommand(argv, cwd, dict(e.env), base_env=base_env, sandbox=plan, user=runs_as)
+        processes, cap_warning = process_cap(
+            config.limits.processes, runs_as, sandboxed=plan is not None
+        )
+        if cap_warning is not None and warn is not None and cap_warning not in cap_warnings:
+            cap_warnings.add(cap_warning)
+            warn(cap_warning)
+        command = BotCommand(
+            argv,
+            cwd,
+            dict(e.env),
+            base_env=base_env,
+            sandbox=plan,
+            user=runs_as,
+            processes=processes,
+        )
         if plan is not None:
             try:  # what would stop every start of the engine, said once, now
                 wrap_parts(argv, cwd, plan, user=runs_as, env=command.environment())
@@ -466,6 +472,29 @@ def engine_commands(
                 raise TournamentError(f"engine {e.name!r}: {exc}") from None
         commands[e.name] = command
     return commands
+
+
+def _refuse_linked_cwds(config: TournamentConfig, base_dir: Path) -> None:
+    """Refuse an engine whose configured ``cwd`` is reached through a symbolic link below
+    the config's directory (a link there may be the bot's)."""
+    for e in config.engines:
+        target = linked_cwd(e.cwd, str(base_dir)) if e.cwd else None
+        if target is not None:
+            raise TournamentError(
+                f"engine {e.name!r}: its cwd {e.cwd} leads through a symbolic link to "
+                f"{target}; a link below the config's directory may be the bot's, which would "
+                "choose what it is shown: give the directory's real path"
+            )
+
+
+def _notes_warning(engine: EngineConfig) -> str:
+    """The warning that an engine with ``write_paths`` can remember deals across processes."""
+    return (
+        f"warning: engine {engine.name!r} may write {', '.join(engine.write_paths)} "
+        "(write_paths): it can keep notes from one process to the next, the "
+        "cards of a duplicate pair's first game included, which isolate_deals "
+        "cannot stop; grant write_paths only to bots you trust"
+    )
 
 
 def _check_visible_output(

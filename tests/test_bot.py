@@ -418,6 +418,25 @@ async def test_memory_limit(tmp_path: Path) -> None:
     assert b"MemoryError" in (tmp_path / "hog.log").read_bytes()
 
 
+@pytest.mark.parametrize(
+    ("stderr", "charged"),
+    [
+        (b"  pid = os.fork()\nBlockingIOError: [Errno 11] Resource temporarily unavailable", True),
+        (b"RuntimeError: can't start new thread", True),
+        (b"java.lang.OutOfMemoryError: unable to create native thread", True),
+        (
+            b"data = sock.recv(4096)\nBlockingIOError: [Errno 11] Resource temporarily unavailable",
+            False,
+        ),
+        (b"ValueError: bad card", False),
+    ],
+)
+def test_a_process_limit_death_is_told_by_what_the_bot_says(stderr: bytes, charged: bool) -> None:
+    """EAGAIN is also a non-blocking read's answer: only near a call that starts a process
+    or thread does it say the cap was met."""
+    assert arbiter.bot._says_no_process(stderr) is charged
+
+
 @pytest.mark.parametrize("field", ["memory_mb", "cpu_seconds"])
 def test_limits_must_be_positive(field: str) -> None:
     with pytest.raises(ValueError, match=f"Limits.{field} must be positive"):

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from arbiter import sandbox
+from arbiter.bot import BotCommand, open_bot
+from arbiter.faults import ResourceLimit
 from arbiter.sandbox import SandboxPlan, SandboxUnavailable, minimal_env, sandbox_enabled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1322,3 +1324,146 @@ def test_two_packages_or_directories_in_one_directory_are_two_programs(tmp_path:
         for n, o in (("b1", ["--fast"]), ("b2", []))
     }
     sandbox.check_own_dirs({"b1": [str(bots)], "b2": [str(bots)]}, same)
+
+
+# ----------------------------------------------------------------------------- process cap
+
+_FORKER = (
+    "import os, sys, time\n"
+    "def fork_until(n):\n"
+    "    kids = []\n"
+    "    for _ in range(n):\n"
+    "        try:\n"
+    "            pid = os.fork()\n"
+    "        except OSError:\n"
+    "            break\n"
+    "        if pid == 0:\n"
+    "            time.sleep(float(sys.argv[1])); os._exit(0)\n"
+    "        kids.append(pid)\n"
+    "    return kids\n"
+    "kids = fork_until(60)\n"
+    "print(len(kids), flush=True)\n"
+    "for pid in kids: os.waitpid(pid, 0)\n"
+)
+
+
+@needs_sandbox
+def test_a_bots_processes_are_capped_and_counted_apart_from_other_bots(tmp_path: Path) -> None:
+    """Two bots run as one user at once, each capped at 20 processes: each gets its own 20
+    (the count is per sandbox, so one bot's fork bomb cannot stop the other from starting),
+    and neither gets more, nor escapes the count through a user namespace of its own or
+    raises its limit."""
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    assert sandbox.process_cap_unavailable(user) is None
+    plan = SandboxPlan.for_engine([sys.executable], str(tmp_path), own_dir_configured=True)
+
+    def start(code: str, *args: str, processes: int | None = 20) -> subprocess.Popen[str]:
+        argv = [sys.executable, "-c", code, *args]
+        wrapped = sandbox.wrap_command(argv, None, plan, user=user, processes=processes)
+        return subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = start(_FORKER, "1.5")
+    assert first.stdout is not None
+    held = int(first.stdout.readline())  # the first bot holds its children meanwhile
+    second = start(_FORKER, "0")
+    out, err = second.communicate(timeout=30)
+    first.communicate(timeout=30)
+    # 20 tasks a sandbox: the forking process is one of them.
+    assert held == 19 and int(out) == 19, err
+    # Uncapped, the same bot gets all 60.
+    uncapped = start(_FORKER, "0", processes=None)
+    out, _ = uncapped.communicate(timeout=30)
+    assert int(out) == 60
+    escape = (
+        "import ctypes, os, resource\n"
+        "try:\n"
+        "    resource.setrlimit(resource.RLIMIT_NPROC, (1000, 1000))\n"
+        "    print('raised')\n"
+        "except (ValueError, OSError):\n"
+        "    print('kept', resource.getrlimit(resource.RLIMIT_NPROC))\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print('unshared' if libc.unshare(0x10000000) == 0 else 'no unshare')\n"
+        "exec(EXEC)\n"
+    )
+    escaper = start(f"EXEC = {_FORKER!r}\n" + escape, "0")
+    out, err = escaper.communicate(timeout=30)
+    assert out.splitlines() == ["kept (20, 20)", "unshared", "19"], err
+
+
+@needs_sandbox
+@pytest.mark.parametrize("mode", ["fork", "thread"])
+async def test_process_limit(mode: str, tmp_path: Path) -> None:
+    """A sandboxed bot that starts processes or threads without end meets its cap and
+    its death is charged to the limit, its own error in its log."""
+    argv = [sys.executable, str(BOTS / "fork_bomb.py"), mode]
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False)
+    command = BotCommand(argv, sandbox=plan, user=user, processes=12)
+    async with open_bot(command, name="bomb", log_path=tmp_path / "bomb.log") as bot:
+        with pytest.raises(ResourceLimit, match="process limit of 12 processes and threads"):
+            await bot.request(b"go", timeout=10)
+    said = (tmp_path / "bomb.log").read_text()
+    assert "Resource temporarily unavailable" in said or "can't start new thread" in said
+
+
+@needs_sandbox
+def test_a_fork_bomb_in_a_tournament_is_a_resource_limit_fault(tmp_path: Path) -> None:
+    """limits.processes from the config reaches every process of the engine; the bot that
+    meets it loses its games to the limit, and the run says how to read that."""
+    engine = f"{{name: bomb, command: [{sys.executable}, {BOTS / 'proto_fork_bomb.py'}]}}"
+    config = _config(tmp_path, engine, mode="on")
+    config.write_text(config.read_text() + "limits: {processes: 16}\n")
+    out = tmp_path / "out"
+    proc = _ecarte("tournament", config, "--out", out, "--quiet")
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err  # the run had faults
+    records = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(records) == 2
+    for record in records:
+        term = record["termination"]
+        assert term["reason"] == "resource_limit", term
+        assert "process limit of 16 processes and threads reached" in term["detail"]
+    assert "fix: the bot started more processes and threads than limits.processes" in err
+
+
+def test_every_sandboxed_engine_gets_the_process_cap_or_the_run_says_why_not(
+    tmp_path: Path,
+) -> None:
+    """The cap is on by default; where it cannot hold (bots run as root, whom the kernel
+    does not count) the run says so once, and unsandboxed bots are not capped (their
+    count would include every process of their user)."""
+    from arbiter.config import parse_config
+    from arbiter.tournament import engine_commands
+
+    text = "engines:\n  - {name: a, builtin: random}\n  - {name: b, builtin: random}\n"
+    said: list[str] = []
+    commands = engine_commands(
+        parse_config(text), tmp_path, sandboxed=True, hidden=[], warn=said.append
+    )
+    assert [c.processes for c in commands.values()] == [256, 256] and said == []
+    config = parse_config(text + "limits: {processes: 40}\n")
+    commands = engine_commands(config, tmp_path, sandboxed=False, hidden=[], warn=said.append)
+    assert [c.processes for c in commands.values()] == [None, None] and said == []
+    if ROOT_ARENA:
+        config = parse_config(text + "bot_user: root\n")
+        commands = engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
+        assert [c.processes for c in commands.values()] == [None, None]
+        assert said == [
+            "warning: limits.processes (256) is not applied: the bots run as root, whose "
+            "processes the kernel does not count; a bot can start processes without bound"
+        ]
+        said.clear()
+        config = parse_config(text + "bot_user: root\nlimits: {processes: null}\n")
+        engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
+        assert said == []
+
+
+def test_a_probe_that_fails_is_told_by_its_last_word(tmp_path: Path) -> None:
+    """What the machine refuses (a namespace, a tool) reaches the warning as the tool said it."""
+    refusal = "echo first >&2; echo 'unshare: Operation not permitted' >&2; exit 1"
+    failed = sandbox._probe_failure(["/bin/sh", "-c", refusal])
+    assert failed == "unshare: Operation not permitted"
+    assert sandbox._probe_failure(["/bin/sh", "-c", "exit 4"]) == "exit status 4"
+    assert sandbox._probe_failure(["/bin/true"]) is None
+    failed = sandbox._probe_failure([str(tmp_path / "nothing")])
+    assert failed is not None and failed.startswith("nothing could not be run: ")
