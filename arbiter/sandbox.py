@@ -598,6 +598,9 @@ def _base_args(
     for path in SYSTEM_PATHS:
         if os.path.lexists(path):
             args += _bind_args("--ro-bind", path)
+    # bwrap run as root creates the parents of mount points private to root (0700): a
+    # bot run as another user could read none of the files bound into /etc.
+    args += ["--perms", "0755", "--dir", "/etc"]
     for pattern in ETC_PATHS:
         for path in sorted(glob.glob(pattern)):
             args += ["--ro-bind", path, path]

@@ -17,10 +17,12 @@ import pytest
 import trio
 
 from arbiter.bot import BotCommand
+from arbiter.check import check_bot
 from arbiter.game import GameSpec, TimeSettings, play_game
 from arbiter.record import GameRecord, rereferee
 from arbiter.rules import make_rules
 from arbiter.session import BotSession
+from tests.test_sandbox import needs_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 C_SOURCE = ROOT / "engines" / "c" / "bot.c"
@@ -45,6 +47,7 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """Compile engines/c/bot.c into a temporary directory; the argv that runs it."""
     cc = _require("cc", "gcc")
     out = tmp_path_factory.mktemp("c-bot") / "ecarte-c"
+    out.parent.chmod(0o755)  # a root arena runs it sandboxed as nobody
     cmd = [cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(out), str(C_SOURCE)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     if proc.returncode != 0:
@@ -213,3 +216,14 @@ def test_foreign_bots_exit_on_eof(which: str, request: pytest.FixtureRequest) ->
     proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=5, check=False)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["type"] == "hello"
+
+
+@needs_sandbox
+@pytest.mark.parametrize("which", ["c", "js"])
+async def test_foreign_bots_play_in_the_sandbox(which: str, request: pytest.FixtureRequest) -> None:
+    """As a tournament runs them: locked in, as ``nobody`` when the arena is root (Node.js
+    reads /etc/ssl/openssl.cnf at start, and exited when the sandbox's /etc was root's)."""
+    argv: list[str] = request.getfixturevalue(f"{which}_bot")
+    report = await check_bot(argv, games=2, sandbox="on", seed=5)
+    assert report.warning is None
+    assert report.games >= 2 and report.game_problems == (), report.game_problems

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -1467,3 +1468,25 @@ def test_a_probe_that_fails_is_told_by_its_last_word(tmp_path: Path) -> None:
     assert sandbox._probe_failure(["/bin/true"]) is None
     failed = sandbox._probe_failure([str(tmp_path / "nothing")])
     assert failed is not None and failed.startswith("nothing could not be run: ")
+
+
+@needs_sandbox
+def test_the_system_files_a_bot_is_shown_are_readable_by_its_user() -> None:
+    """The sandbox's /etc is built by root: run as another user, the bot must still read
+    the loader cache, its user's name, the time zone and the certificates (Node.js reads
+    /etc/ssl/openssl.cnf at start and exits without it)."""
+    wanted = ["/etc/passwd", "/etc/ld.so.cache", "/etc/ssl/openssl.cnf", "/etc/localtime"]
+    shown = [path for path in wanted if os.path.exists(path)]
+    assert "/etc/passwd" in shown
+    code = (
+        "import os, pwd, sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    print(path, os.access(path, os.R_OK))\n"
+        "print(pwd.getpwuid(os.getuid()).pw_name)\n"
+    )
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    argv = sandbox.wrap_command([sys.executable, "-c", code, *shown], None, plan, user=user)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    name = "nobody" if user is not None else pwd.getpwuid(os.getuid()).pw_name
+    assert done.stdout.splitlines() == [*(f"{path} True" for path in shown), name]
