@@ -58,6 +58,7 @@ from typing import Final, Literal
 __all__ = [
     "BOT_USER_AUTO",
     "DEFAULT_PROCESSES",
+    "LIVE_STATE",
     "LOADER_VARIABLES",
     "MINIMAL_ENV_KEYS",
     "RUN_MARKERS",
@@ -79,6 +80,7 @@ __all__ = [
     "guard_arbiter",
     "keyring_filter",
     "linked_cwd",
+    "linked_grant",
     "links_out",
     "minimal_env",
     "own_dirs",
@@ -87,6 +89,7 @@ __all__ = [
     "process_cap",
     "process_cap_unavailable",
     "program_files",
+    "public_own_dirs",
     "reap_escapees",
     "resolve_bot_user",
     "sandbox_enabled",
@@ -631,15 +634,9 @@ def arena_paths() -> tuple[str, ...]:
     the source tree, which may also hold output directories: only the package
     directories themselves are granted.
     """
-    import arbiter
-    import engines
-    import protocol
-
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths.add(os.path.dirname(os.path.realpath(sys.executable)))
-    for module in (arbiter, engines, protocol):
-        for location in module.__path__:
-            paths.add(os.path.realpath(location))
+    paths.update(_arena_packages())
     return tuple(sorted(paths))
 
 
@@ -717,6 +714,10 @@ class SandboxPlan:
     linked: tuple[str, ...] = ()
     """Own directories reached through a directory link on the way the command names
     them: shown only if the bot's user could reach them on the host."""
+    public: tuple[str, ...] = ()
+    """The engine's configured ``cwd`` or directories of its files that lie in a system
+    directory or the arena's installation, which every bot is shown
+    (:func:`public_own_dirs`)."""
 
     @classmethod
     def for_engine(
@@ -752,6 +753,7 @@ class SandboxPlan:
         # looked up again at each start, where the bot may have made a link of its path.
         writes = {w for w in writes if not any(w != o and _inside(w, o) for o in writes)}
         visible = own | granted | writes
+        _refuse_live_state(granted | writes)
         _refuse_inside_runs(visible, writes)
         # A version manager's root holds interpreters, not the bot's files: not searched.
         searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
@@ -789,6 +791,7 @@ class SandboxPlan:
             unsearched=tuple(unsearched),
             unfollowed=tuple(unfollowed),
             linked=tuple(linked),
+            public=tuple(public_own_dirs(argv, cwd, own_dir_configured=own_dir_configured)),
         )
 
     def dir_holding(self, path: str) -> str | None:
@@ -880,6 +883,44 @@ def check_write_grants(
                         )
 
 
+LIVE_STATE: Final = ("/proc", "/sys", "/dev", "/run")
+"""The kernel's and the running system's state: never granted to a bot (the host's
+``/proc`` shows every process, its opponent's memory included; ``/dev/shm`` and
+``/run`` hold files that outlive the run and sockets of the host's services)."""
+
+
+def _refuse_live_state(grants: set[str]) -> None:
+    """Refuse a grant (resolved) that is the whole file system or lies in :data:`LIVE_STATE`."""
+    for grant in sorted(grants):
+        state = next((s for s in LIVE_STATE if _inside(grant, s)), None)
+        if grant == "/" or state is not None:
+            what = "the whole file system" if state is None else f"in {state}"
+            raise SandboxConflict(
+                f"the grant {grant} is {what}: a bot may be granted directories of files, "
+                f"never the running system's state ({', '.join(LIVE_STATE)}: other "
+                "processes' memory, shared memory that outlives the run, the host's sockets)"
+            )
+
+
+def linked_grant(path: str, roots: Iterable[str]) -> tuple[str, str] | None:
+    """The first symbolic link on ``path`` (absolute) that lies inside one of ``roots``
+    (resolved directories: the config's, the engines' own), and its target; None if
+    there is none.  A link there may be a bot's, which would choose what it is granted
+    (``data -> /proc``); links elsewhere (the operator's) are followed.  ``..`` is
+    taken as written (``a/b/../c`` is ``a/c``)."""
+    current = "/"
+    for part in os.path.normpath(path).split("/"):
+        if not part:
+            continue
+        step = os.path.join(current, part)
+        if os.path.islink(step):
+            if any(_inside(step, root) for root in roots):
+                return step, os.path.realpath(step)
+            step = os.path.realpath(step)
+        current = step
+    return None
+
+
 def _refuse_inside_runs(visible: set[str], writes: set[str]) -> None:
     """Raise :class:`SandboxConflict` for a visible path that is or lies in a run's
     output.  Another run with the same seed deals the same decks: its journal or
@@ -934,7 +975,8 @@ def _refuse_guarded_in_grants(writes: set[str], masks: list[str], mine: set[str]
 def plan_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:
     """The warnings an engine's sandbox gives, by engine name: a directory too large to
     be searched whole for earlier runs' outputs (which the sandbox could then not hide),
-    and each argument whose symbolic link out of the engine's directory is not followed."""
+    each argument whose symbolic link out of the engine's directory is not followed, and
+    each of the engine's directories that every bot is shown (:attr:`SandboxPlan.public`)."""
     lines = []
     for name, plan in plans.items():
         if plan is None:
@@ -952,7 +994,45 @@ def plan_warnings(plans: Mapping[str, SandboxPlan | None]) -> list[str]:
             "grant it with allow_paths"
             for arg, target in plan.unfollowed
         ]
+        lines += [
+            f"warning: engine {name!r}: {where} lies where every bot is shown (a system "
+            "directory or the arena's installation): its files cannot be hidden from the "
+            "other engines; keep a bot's files out of /opt, /usr and the virtual environment"
+            for where in plan.public
+        ]
     return lines
+
+
+def public_own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured: bool) -> list[str]:
+    """The engine's configured ``cwd`` and the directories of the files its command names
+    after the program (a script, a weights file) that lie where every bot is shown: a
+    system directory (``/opt``, ``/usr/local``) or the arena's installation (its virtual
+    environment).  Nothing there can be hidden from the other engines.  The arena's own
+    packages are left out: the bundled engines (and the example bots kept beside them)
+    are public code by design; so is the program itself (an interpreter)."""
+    base = os.path.abspath(cwd or os.getcwd())
+    found = set()
+    if cwd is not None and own_dir_configured:
+        found.add(os.path.realpath(base))
+    for arg in argv[1:]:
+        candidate = os.path.join(base, arg)
+        if not arg.startswith("-") and os.path.isfile(candidate):
+            found.add(os.path.dirname(os.path.realpath(candidate)))
+    packages = _arena_packages()
+    return sorted(d for d in found if _public(d) and not any(_inside(d, pkg) for pkg in packages))
+
+
+def _arena_packages() -> tuple[str, ...]:
+    """The directories of the arena's own packages (``arbiter``, ``engines``, ``protocol``)."""
+    import arbiter
+    import engines
+    import protocol
+
+    return tuple(
+        os.path.realpath(location)
+        for module in (arbiter, engines, protocol)
+        for location in module.__path__
+    )
 
 
 def _public(path: str) -> bool:

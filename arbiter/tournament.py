@@ -72,6 +72,7 @@ from arbiter.sandbox import (
     check_own_dirs,
     check_write_grants,
     linked_cwd,
+    linked_grant,
     minimal_env,
     own_dirs,
     plan_warnings,
@@ -411,6 +412,7 @@ def engine_commands(
     }
     writes = {e.name: [str(base_dir / p) for p in e.write_paths] for e in config.engines}
     if sandboxed:
+        _refuse_linked_grants(config, base_dir, [d for dirs in owns.values() for d in dirs])
         shown = {
             e.name: [*owns[e.name], *(str(base_dir / p) for p in e.allow_paths), *writes[e.name]]
             for e in config.engines
@@ -485,6 +487,25 @@ def _refuse_linked_cwds(config: TournamentConfig, base_dir: Path) -> None:
                 f"{target}; a link below the config's directory may be the bot's, which would "
                 "choose what it is shown: give the directory's real path"
             )
+
+
+def _refuse_linked_grants(config: TournamentConfig, base_dir: Path, owns: list[str]) -> None:
+    """Refuse a grant that reaches its directory through a symbolic link kept below the
+    config's directory or in an engine's own (a bot's link there would choose what the
+    bot is granted: ``data -> /proc``)."""
+    roots = [os.path.realpath(base_dir), *owns]
+    for e in config.engines:
+        for key, paths in (("allow_paths", e.allow_paths), ("write_paths", e.write_paths)):
+            for path in paths:
+                found = linked_grant(str(base_dir / path), roots)
+                if found is not None:
+                    link, target = found
+                    raise TournamentError(
+                        f"engine {e.name!r}: {key} entry {path} leads through the symbolic "
+                        f"link {link} to {target}; a link in an engine's directory or below "
+                        "the config's may be a bot's, which would choose what it is granted: "
+                        "give the real path"
+                    )
 
 
 def _notes_warning(engine: EngineConfig) -> str:

@@ -1490,3 +1490,75 @@ def test_the_system_files_a_bot_is_shown_are_readable_by_its_user() -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
     name = "nobody" if user is not None else pwd.getpwuid(os.getuid()).pw_name
     assert done.stdout.splitlines() == [*(f"{path} True" for path in shown), name]
+
+
+def test_a_grant_through_a_bots_link_or_of_live_state_is_refused(tmp_path: Path) -> None:
+    """A bot ships ``data -> /proc`` and asks, in its README, for ``allow_paths:
+    [evil/data]``: bound, the host's /proc would show the opponent's memory.  A link in
+    an engine's directory or below the config's is refused on a grant's way; the
+    running system's state is refused as a grant however it is named; a link the
+    operator keeps elsewhere is followed."""
+    from arbiter.config import parse_config
+    from arbiter.tournament import TournamentError, engine_commands
+
+    cfg = tmp_path / "cfg"
+    evil = cfg / "evil"
+    evil.mkdir(parents=True)
+    (evil / "bot.py").write_text("")
+    (evil / "data").symlink_to("/proc")
+    (evil / "notes").symlink_to("/dev/shm")
+    books = tmp_path / "srv" / "books"
+    books.mkdir(parents=True)
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "books").symlink_to(books)
+    (cfg / "books").symlink_to(books)
+
+    def commands(grants: str) -> None:
+        text = (
+            f"engines:\n  - {{name: evil, command: [{sys.executable}, evil/bot.py], {grants}}}\n"
+            "  - {name: random}\n"
+        )
+        engine_commands(parse_config(text), cfg, sandboxed=True, hidden=[])
+
+    with pytest.raises(TournamentError, match=r"allow_paths entry evil/data leads through the "):
+        commands("allow_paths: [evil/data]")
+    with pytest.raises(TournamentError, match=r"write_paths entry evil/notes leads through "):
+        commands("write_paths: [evil/notes]")
+    with pytest.raises(TournamentError, match=r"allow_paths entry books leads through the "):
+        commands("allow_paths: [books]")  # below the config's directory: maybe a bot's
+    for grant in ("/proc", "/proc/self", "/dev/shm", "/run", "/"):
+        with pytest.raises(TournamentError, match=r"never the running system's state"):
+            commands(f"allow_paths: [{grant}]")
+    commands(f"allow_paths: [{tmp_path / 'links' / 'books'}]")  # the operator's link
+    commands(f"allow_paths: [{books}]")
+
+
+def test_an_engine_kept_where_every_bot_looks_is_named_in_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every sandbox shows /opt, /usr and the arena's installation: an engine kept there
+    (its cwd, its script, its book) cannot be hidden from the others, and the run says so.
+    The program itself (an interpreter there) and the bundled engines are not named."""
+    opt = tmp_path / "opt"
+    alice = opt / "alice"
+    alice.mkdir(parents=True)
+    (alice / "bot.py").write_text("")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "bot.py").write_text("")
+    monkeypatch.setattr(sandbox, "SYSTEM_PATHS", (*sandbox.SYSTEM_PATHS, str(opt)))
+
+    def warned(argv: list[str], cwd: str | None) -> list[str]:
+        plan = SandboxPlan.for_engine(argv, cwd, own_dir_configured=cwd is not None)
+        return sandbox.plan_warnings({"alice": plan})
+
+    expected = [
+        f"warning: engine 'alice': {alice} lies where every bot is shown (a system directory "
+        "or the arena's installation): its files cannot be hidden from the other engines; "
+        "keep a bot's files out of /opt, /usr and the virtual environment"
+    ]
+    assert warned([sys.executable, "bot.py"], str(alice)) == expected
+    assert warned([sys.executable, str(alice / "bot.py")], None) == expected
+    assert warned([sys.executable, str(tmp_path / "mine" / "bot.py")], None) == []
+    assert warned([sys.executable, "-m", "engines.random.bot"], None) == []
+    js = ROOT / "engines" / "js"  # an example bot beside the bundled engines: public code
+    assert warned(["node", "bot.js"], str(js)) == []
