@@ -987,10 +987,12 @@ class _LogWriter:
         # process cap per concurrent process over LOG_FILE_CAP, never more.
         self.file_full = room < cap
         self.cap = max(0, min(cap, room))
-        self.logged = 0
-        """Bytes of the bot's output logged so far (prefixes and markers not counted)."""
+        self.written = 0
+        """Bytes this process has put in the log, prefixes and escapes included: the cap
+        counts these (a bot's 1 MB of empty lines or of control bytes would otherwise be
+        written as 20 MB or 4 MB)."""
         self.dropped = 0
-        """Bytes dropped after the cap."""
+        """Bytes of the bot's stderr dropped after the cap."""
         self.partial = bytearray()
         """The start of a line whose newline has not arrived yet."""
 
@@ -998,53 +1000,99 @@ class _LogWriter:
         context = self.bot.log_context
         return f"[{context + ' ' if context else ''}pid {self.bot.pid}] ".encode()
 
-    def write(self, lines: bytes) -> None:
-        """Write complete lines (each ends with a newline), each with the prefix."""
-        if self.log is None or not lines:
-            return
+    def render(self, lines: bytes) -> bytes:
+        """Complete lines of the bot's (each ends with a newline) as the log holds them:
+        terminal-safe, each with the prefix."""
         prefix = self.prefix()
-        body = prefix + _log_safe(lines[:-1]).replace(b"\n", b"\n" + prefix) + b"\n"
+        return prefix + _log_safe(lines)[:-1].replace(b"\n", b"\n" + prefix) + b"\n"
+
+    def write(self, data: bytes) -> None:
+        """Append ``data`` (whole lines) to the file in one write."""
+        if self.log is None or not data:
+            return
         try:
-            self.log.write(body)
+            self.log.write(data)
         except OSError:
             self.close_file()  # disk full or similar: keep draining, stop logging
 
+    def log_lines(self, lines: bytes, *, cut: bool = False) -> None:
+        """Log complete lines of the bot's, as many as fit under the cap; drop the rest.
+        ``cut``: the last newline is not the bot's (a long line logged in pieces)."""
+        body = self.render(lines)
+        room = self.cap - self.written
+        left = 0
+        if len(body) > room:  # line by line, up to the cap
+            kept = bytearray()
+            taken = 0
+            for line in lines[:-1].split(b"\n"):
+                rendered = self.render(line + b"\n")
+                if len(kept) + len(rendered) > room:
+                    start, size = self.fit(line, room - len(kept))
+                    kept += start
+                    taken += size
+                    break
+                kept += rendered
+                taken += len(line) + 1
+            body = bytes(kept)
+            left = len(lines) - cut - taken
+        self.write(body)
+        self.written += len(body)
+        if left:
+            self.drop(left)
+
+    def fit(self, line: bytes, room: int) -> tuple[bytes, int]:
+        """As much of the start of ``line`` (no newline) as fits in ``room`` bytes of
+        log, rendered, and how many of the line's bytes that is (nothing if not even
+        the prefix fits)."""
+        size = room - len(self.prefix()) - 1
+        while size > 0:
+            rendered = self.render(line[:size] + b"\n")
+            if len(rendered) <= room:
+                return rendered, size
+            size -= len(rendered) - room  # each byte cut shortens the rendering by 1 to 4
+        return b"", 0
+
+    def drop(self, count: int) -> None:
+        """Count ``count`` bytes (and the unfinished line) as dropped; said once, when
+        the first byte is dropped."""
+        first_drop = not self.dropped
+        self.dropped += count + len(self.partial)
+        self.partial.clear()
+        if first_drop:
+            why = (
+                f"this engine's log reached its cap of {LOG_FILE_CAP} bytes"
+                if self.file_full
+                else f"stderr cap of {self.cap} bytes reached"
+            )
+            self.write(
+                self.prefix() + f"[{why}: the rest of this process's stderr is dropped]\n".encode()
+            )
+
     def feed(self, chunk: bytes | bytearray) -> None:
-        room = max(0, self.cap - self.logged)
-        take, rest = chunk[:room], chunk[room:]
-        if take:
-            self.logged += len(take)
-            self.partial += take
-            cut = self.partial.rfind(b"\n") + 1
-            if cut == 0 and len(self.partial) >= READ_SIZE:
-                self.partial += b"\n"  # a very long line is logged in pieces
-                cut = len(self.partial)
-            if cut:
-                self.write(bytes(self.partial[:cut]))
-                del self.partial[:cut]
-        if rest:
-            first_drop = not self.dropped
-            self.dropped += len(rest)
-            if first_drop:  # said once, when the first byte is dropped
-                self.flush_partial()
-                why = (
-                    f"this engine's log reached its cap of {LOG_FILE_CAP} bytes"
-                    if self.file_full
-                    else f"stderr cap of {self.cap} bytes reached"
-                )
-                self.write(f"[{why}: the rest of this process's stderr is dropped]\n".encode())
+        if self.dropped:
+            self.dropped += len(chunk)
+            return
+        self.partial += chunk
+        end = self.partial.rfind(b"\n") + 1
+        if end:
+            lines = bytes(self.partial[:end])
+            del self.partial[:end]
+            self.log_lines(lines)
+        elif len(self.partial) >= READ_SIZE:
+            self.flush_partial()  # a very long line is logged in pieces
 
     def flush_partial(self) -> None:
-        if self.partial:
-            self.write(bytes(self.partial) + b"\n")
+        if self.partial and not self.dropped:
+            lines = bytes(self.partial) + b"\n"
             self.partial.clear()
+            self.log_lines(lines, cut=True)
 
     def close(self) -> None:
         self.flush_partial()
         if self.dropped:
             cap = f"the log's cap of {LOG_FILE_CAP}" if self.file_full else f"the cap of {self.cap}"
             marker = f"[stderr: {self.dropped} bytes dropped after {cap} bytes]"
-            self.write(marker.encode() + b"\n")
+            self.write(self.prefix() + marker.encode() + b"\n")
         self.close_file()
 
     def close_file(self) -> None:

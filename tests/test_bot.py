@@ -268,14 +268,37 @@ async def test_stderr_flood_is_drained_and_capped_with_visible_markers(tmp_path:
     prefix = f"[pid {pid}] ".encode()
     assert all(line.startswith(prefix) for line in lines[:-1]) and lines[-1] == b""
     logged = b"".join(line.removeprefix(prefix) for line in lines[:-3])
-    assert logged == b"e" * 100_000  # the cap counts the bot's bytes, not the prefixes
+    assert set(logged) == {ord("e")}
+    # The cap counts what is written, prefixes and newlines included, up to the byte.
+    assert sum(len(line) + 1 for line in lines[:-3]) == 100_000
     assert lines[-3] == prefix + (
         b"[stderr cap of 100000 bytes reached: the rest of this process's stderr is dropped]"
     )
-    dropped = 100 * 1_048_576 - 100_000
+    dropped = 100 * 1_048_576 - len(logged)
     assert lines[-2] == prefix + (
         f"[stderr: {dropped} bytes dropped after the cap of 100000 bytes]".encode()
     )
+
+
+@pytest.mark.parametrize("flood", [b"\\n", b"\\x1b"], ids=["empty-lines", "escapes"])
+async def test_the_stderr_cap_counts_what_is_written(flood: bytes, tmp_path: Path) -> None:
+    """Each line gets a prefix and each control byte is written as four: a bot's empty
+    lines or escape bytes must not multiply its share of the disk."""
+    log = tmp_path / "flood.log"
+    script = (
+        "import sys\n"
+        f"sys.stderr.buffer.write({flood.decode()!r}.encode() * 200_000)\n"
+        "sys.stderr.flush()\n"
+        "sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()\n"
+    )
+    command = BotCommand([sys.executable, "-c", script])
+    async with open_bot(command, name="flood", log_path=log, stderr_cap=10_000) as bot:
+        assert (await bot.request(b"hi", timeout=10))[0] == b"hi"
+    said = log.read_bytes()
+    assert said.count(b"dropped") == 2  # the two markers
+    markers = said.split(b"\n")[-3:]
+    assert len(said) - sum(len(m) + 1 for m in markers[:2]) <= 10_000
+    assert b"\x1b" not in said
 
 
 async def test_an_engines_log_file_stops_growing_at_its_cap(
