@@ -103,8 +103,8 @@ from arbiter.sandbox import (
     BotUser,
     SandboxPlan,
     data_fd,
-    keyring_filter,
     proc_stats,
+    seccomp_filter,
     wrap_parts,
 )
 from protocol.messages import MAX_LINE_BYTES
@@ -392,7 +392,7 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
             # bwrap (and setpriv) run with more privileges than the bot: they get a
             # fixed environment, the bot's own is handed on in bwrap's arguments, which
             # come through a descriptor (values stay off every command line).
-            fds.append(data_fd(keyring_filter()))
+            fds.append(data_fd(seccomp_filter()))
             options, inner = wrap_parts(
                 argv,
                 cwd,

@@ -78,7 +78,6 @@ __all__ = [
     "data_fd",
     "find_runs",
     "guard_arbiter",
-    "keyring_filter",
     "linked_cwd",
     "linked_grant",
     "links_out",
@@ -94,6 +93,7 @@ __all__ = [
     "resolve_bot_user",
     "sandbox_enabled",
     "sandbox_unavailable",
+    "seccomp_filter",
     "unreachable_for",
     "user_for_engine",
     "wrap_command",
@@ -1199,7 +1199,7 @@ def wrap_parts(
     ``/tmp`` and ``/dev/shm``, each at that size; without it they are the kernel's
     default (half the RAM).  With ``user`` (the arbiter must be root), the bot runs as
     that user, with its primary group only and no capabilities.  ``seccomp_fd`` is a
-    descriptor the child inherits, to read :func:`keyring_filter` from (see
+    descriptor the child inherits, to read :func:`seccomp_filter` from (see
     :func:`data_fd`).  With ``env``, the bot's environment is exactly ``env``, given
     through bwrap's arguments (``--clearenv``, ``--setenv``), so bwrap itself can run
     with :data:`WRAPPER_ENV`; pass the options through ``--args`` (:func:`data_fd`) to
@@ -1281,20 +1281,26 @@ def _env_program() -> str:
 
 
 # A seccomp filter (classic BPF over ``struct seccomp_data``: ``nr`` at offset 0, ``arch``
-# at 4) that fails the kernel keyring's three system calls with EPERM, as Docker's
-# default profile does.  Keyrings are not namespaced like files or processes: all the
-# bots that run as one user share that user's keyring, and a key outlives the process
-# that added it, so one bot could leave the cards it was dealt there for the process
-# that plays the same deals from the other seat.
+# at 4) that fails a few system calls with EPERM:
+# - the kernel keyring's three, as Docker's default profile does.  Keyrings are not
+#   namespaced like files or processes: all the bots that run as one user share that
+#   user's keyring, and a key outlives the process that added it, so one bot could leave
+#   the cards it was dealt there for the process that plays the same deals from the
+#   other seat;
+# - setsid.  The kernel schedules the processes of one session as one group (autogroup):
+#   a bot whose busy children each started a session of their own took a full share of
+#   the cores per child, and its opponent, thinking on its own clock, timed out.  Kept
+#   in the session the arbiter gave it, a bot gets one share however many processes it
+#   runs.
 _AUDIT_ARCH_X86_64: Final = 0xC000003E
 _AUDIT_ARCH_I386: Final = 0x40000003
 _AUDIT_ARCH_AARCH64: Final = 0xC00000B7
 _X32: Final = 0x40000000
-_KEYRING_CALLS: Final = {
-    # add_key, request_key, keyctl; x86-64 also in its x32 numbering
-    _AUDIT_ARCH_X86_64: (248, 249, 250, _X32 | 248, _X32 | 249, _X32 | 250),
-    _AUDIT_ARCH_I386: (286, 287, 288),
-    _AUDIT_ARCH_AARCH64: (217, 218, 219),
+_DENIED_CALLS: Final = {
+    # add_key, request_key, keyctl, setsid; x86-64 also in its x32 numbering
+    _AUDIT_ARCH_X86_64: (248, 249, 250, 112, _X32 | 248, _X32 | 249, _X32 | 250, _X32 | 112),
+    _AUDIT_ARCH_I386: (286, 287, 288, 66),
+    _AUDIT_ARCH_AARCH64: (217, 218, 219, 157),
 }
 _BPF_LD_W_ABS: Final = 0x20
 _BPF_JEQ_K: Final = 0x15
@@ -1304,15 +1310,15 @@ _SECCOMP_RET_ERRNO: Final = 0x00050000
 
 
 @functools.cache
-def keyring_filter() -> bytes:
+def seccomp_filter() -> bytes:
     """The seccomp program bwrap loads into every sandbox (``--seccomp``): the keyring
-    system calls fail with EPERM on x86-64 (and its 32-bit and x32 ABIs) and arm64;
-    everything else is allowed (on other architectures, everything)."""
+    system calls and ``setsid`` fail with EPERM on x86-64 (and its 32-bit and x32 ABIs)
+    and arm64; everything else is allowed (on other architectures, everything)."""
     program: list[tuple[int, int, int, int]] = []  # (code, jump if true, if false, k)
     # One block per architecture: load arch; not this one: skip to the next block; load
-    # the call's number; a keyring call: jump to the final "deny"; else allow.
-    deny = sum(4 + len(calls) for calls in _KEYRING_CALLS.values()) + 1
-    for arch, calls in _KEYRING_CALLS.items():
+    # the call's number; a denied call: jump to the final "deny"; else allow.
+    deny = sum(4 + len(calls) for calls in _DENIED_CALLS.values()) + 1
+    for arch, calls in _DENIED_CALLS.items():
         program.append((_BPF_LD_W_ABS, 0, 0, 4))
         program.append((_BPF_JEQ_K, 0, 2 + len(calls), arch))
         program.append((_BPF_LD_W_ABS, 0, 0, 0))

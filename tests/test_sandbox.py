@@ -882,6 +882,40 @@ async def test_bots_cannot_leave_notes_in_the_kernel_keyring() -> None:
 
 
 @needs_sandbox
+@pytest.mark.parametrize("how", ["process", "child"])
+async def test_a_bot_cannot_start_a_session_of_its_own(how: str) -> None:
+    """The kernel schedules a session's processes as one group: a bot whose busy children
+    each started a session took a share of the cores per child, and its opponent timed
+    out on its own clock.  setsid fails in every sandbox, for the bot and its children,
+    and the bot stays in the session the arbiter started it in."""
+    code = (
+        "import os, sys\n"
+        "sys.stdin.readline()\n"
+        "def attempt():\n"
+        "    try:\n"
+        "        os.setsid()\n"
+        "        return 'new session'\n"
+        "    except OSError as exc:\n"
+        "        return f'{exc.strerror} {os.getsid(0) == os.getsid(1)}'\n"
+        "if sys.argv[1] == 'child':\n"
+        "    r, w = os.pipe()\n"
+        "    if os.fork() == 0:\n"
+        "        os.write(w, attempt().encode()); os._exit(0)\n"
+        "    os.wait(); print(os.read(r, 100).decode(), flush=True)\n"
+        "else:\n"
+        "    print(attempt(), flush=True)\n"
+    )
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    argv = [sys.executable, "-c", code, how]
+    plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False)
+    command = BotCommand(argv, base_env=minimal_env(home="/tmp"), sandbox=plan, user=user)
+    async with open_bot(command, name="sessions", log_path=None) as bot:
+        reply = (await bot.request(b"go", timeout=10))[0].decode()
+    # Still in the session of the sandbox's first process (PID 1 inside).
+    assert reply == "Operation not permitted True"
+
+
+@needs_sandbox
 async def test_an_engines_loader_variables_reach_the_bot_not_the_sandboxs_programs(
     tmp_path: Path,
 ) -> None:
