@@ -51,6 +51,7 @@ import stat
 import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -1391,6 +1392,10 @@ def proc_stats() -> Iterator[tuple[int, bytes, int, int]]:
             yield int(entry), fields[0], int(fields[1]), int(fields[2])
 
 
+REAP_WAIT: Final = 0.2
+"""Seconds :func:`reap_escapees` waits for the orphans it killed to be reaped."""
+
+
 def reap_escapees(known: Iterable[int]) -> int:
     """Kill and reap this process's children that are not in ``known``; return how many.
 
@@ -1403,23 +1408,28 @@ def reap_escapees(known: Iterable[int]) -> int:
         return 0  # orphans go to init: none can be ours
     keep = set(known)
     me = os.getpid()
-    count = 0
-    for pid, _, parent, _ in list(proc_stats()):
-        if parent != me or pid in keep:
-            continue
-        count += 1
+    orphans = [pid for pid, _, parent, _ in proc_stats() if parent == me and pid not in keep]
+    for pid in orphans:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
-        except OSError as exc:  # pragma: no cover - defensive
-            if exc.errno != errno.EINTR:
-                raise
-    return count
+    # Reaped without blocking, for a moment at most: a killed process stuck in the kernel
+    # (a hung network file system) must not stall every game; the next call reaps it.
+    waiting = set(orphans)
+    deadline = time.monotonic() + REAP_WAIT
+    while waiting:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                waiting.discard(pid)
+        if not waiting or time.monotonic() >= deadline:
+            break
+        time.sleep(0.001)
+    return len(orphans)
 
 
 class SandboxUnavailable(RuntimeError):

@@ -1596,3 +1596,20 @@ def test_an_engine_kept_where_every_bot_looks_is_named_in_a_warning(
     assert warned([sys.executable, "-m", "engines.random.bot"], None) == []
     js = ROOT / "engines" / "js"  # an example bot beside the bundled engines: public code
     assert warned(["node", "bot.js"], str(js)) == []
+
+
+def test_an_orphan_that_will_not_die_does_not_stall_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A killed process stuck in the kernel (a hung network file system) cannot be
+    reaped at once: reaping waits a moment at most, and the next call tries again."""
+    monkeypatch.setattr(sandbox, "_subreaper", True)
+    me = os.getpid()
+    monkeypatch.setattr(sandbox, "proc_stats", lambda: iter([(4242, b"D", me, 4242)]))
+    killed: list[int] = []
+    monkeypatch.setattr(os, "kill", lambda pid, sig: killed.append(pid))
+    monkeypatch.setattr(os, "waitpid", lambda pid, flags: (0, 0))  # never gone
+    start = time.monotonic()
+    assert sandbox.reap_escapees([]) == 1
+    assert killed == [4242]
+    assert time.monotonic() - start < sandbox.REAP_WAIT + 0.5
