@@ -198,9 +198,14 @@ class BotCommand:
     user: BotUser | None = None
     """Run the process as this user (the arbiter must be root); ``None``: the arbiter's."""
 
+    own_namespace: bool = False
+    """Give the sandboxed bot a user namespace of its own, where its share of the
+    kernel's per-user counters is bounded; only with a :attr:`sandbox`, where
+    :func:`arbiter.sandbox.process_cap` allows it."""
+
     processes: int | None = None
-    """Cap on the processes and threads the sandboxed bot runs at once; only with a
-    :attr:`sandbox`, where :func:`arbiter.sandbox.process_cap` allows it."""
+    """Cap on the processes and threads the sandboxed bot runs at once; only with
+    :attr:`own_namespace`."""
 
     def environment(self) -> dict[str, str] | None:
         """The bot's whole environment; ``None`` when it is the arbiter's own, unchanged."""
@@ -401,6 +406,7 @@ def _spawn(command: BotCommand, limits: Limits | None) -> _Child:
                 user=command.user,
                 seccomp_fd=fds[0],
                 env=dict(os.environ) if env is None else env,
+                own_namespace=command.own_namespace,
                 processes=command.processes,
             )
             # The options through the descriptor; the command stays on the line, where

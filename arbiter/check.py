@@ -14,6 +14,7 @@ warned about: the margin is for scheduling jitter, not for the bot.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -330,19 +331,19 @@ async def check_bot(
     user, note = resolve_bot_user(bot_user, sandboxed=sandboxed)
     notes += [note] if note is not None else []
     user = user_for_engine("checked", bot_user, user, plan)
-    processes, note = process_cap(DEFAULT_PROCESSES, user, sandboxed=sandboxed)
+    own, processes, note = process_cap(DEFAULT_PROCESSES, user, sandboxed=sandboxed)
     notes += [note] if note is not None else []
     warning = "\n".join(notes) or None
     env = minimal_env(home="/tmp" if sandboxed else None)
-    command = BotCommand(argv, base_env=env, sandbox=plan, user=user, processes=processes)
+    command = BotCommand(
+        argv, base_env=env, sandbox=plan, user=user, own_namespace=own, processes=processes
+    )
     # The opponent is locked in like the bot: it runs where the bot's files may be.
     random_argv = builtin_argv("random")
     random_plan = (
         SandboxPlan.for_engine(random_argv, None, own_dir_configured=False) if sandboxed else None
     )
-    opponent = BotCommand(
-        random_argv, base_env=env, sandbox=random_plan, user=user, processes=processes
-    )
+    opponent = dataclasses.replace(command, argv=random_argv, sandbox=random_plan)
     time_settings = TimeSettings(
         per_move_ms=time_per_move,
         clock_ms=clock_ms,

@@ -6,6 +6,7 @@ import argparse
 import collections
 import contextlib
 import difflib
+import errno
 import io
 import math
 import os
@@ -16,12 +17,13 @@ import shutil
 import signal
 import sys
 import time
+import traceback
 import typing
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn
 
 import msgspec
 import trio
@@ -1290,7 +1292,39 @@ def main(argv: list[str] | None = None) -> int:
         # and keep the interpreter's final flush from failing again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    except Exception as exc:
+        refusal = kernel_refusal(exc)
+        if refusal is None:
+            raise
+        _say(
+            f"ecarte {args.command}: error: the kernel refused the arbiter a resource it "
+            f"needs to watch a bot's pipes ({refusal.strerror}): something this user runs "
+            "holds what the user may have (epoll watches, open files), maybe a bot; the "
+            "games recorded so far are kept (--resume plays the rest); run untrusted bots "
+            "from an arena run as root, with a bot_user of their own (README, Security model)"
+        )
+        return EXIT_ARBITER_ERROR
     return code
+
+
+_REFUSALS: Final = frozenset({errno.ENOSPC, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+
+
+def kernel_refusal(exc: BaseException) -> OSError | None:
+    """The OSError in ``exc`` (or in the exception groups it holds) by which the kernel
+    refused trio's I/O manager a resource of the user's (``ENOSPC`` from epoll: the
+    user's watches are used up; ``EMFILE``, ``ENFILE``, ``ENOMEM``), or None."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = kernel_refusal(inner)
+            if found is not None:
+                return found
+        return None
+    if isinstance(exc, OSError) and exc.errno in _REFUSALS:
+        frames = traceback.extract_tb(exc.__traceback__)
+        if any(os.path.basename(f.filename).startswith("_io_") for f in frames):
+            return exc
+    return None
 
 
 if __name__ == "__main__":

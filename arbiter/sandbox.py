@@ -65,6 +65,7 @@ __all__ = [
     "RUN_MARKERS",
     "SCAN_LIMIT",
     "SYSTEM_PATHS",
+    "USER_NAMESPACE_LIMITS",
     "WRAPPER_ENV",
     "BotUser",
     "BotUserError",
@@ -84,10 +85,10 @@ __all__ = [
     "links_out",
     "minimal_env",
     "own_dirs",
+    "own_namespace_unavailable",
     "plan_warnings",
     "proc_stats",
     "process_cap",
-    "process_cap_unavailable",
     "program_files",
     "public_own_dirs",
     "reap_escapees",
@@ -271,43 +272,47 @@ once, far above what a bot needs (a JVM on a large machine runs about a hundred
 threads), far below what would take the machine."""
 
 
-@functools.cache
-def process_cap_unavailable(user: BotUser | None) -> str | None:
-    """Why the processes of a sandboxed bot run as ``user`` (None: the arbiter's own) cannot
-    be capped here, or None when they can (the answer is cached).
+USER_NAMESPACE_LIMITS: Final = {
+    **{
+        f"max_{kind}_namespaces": 0
+        for kind in ("user", "pid", "uts", "ipc", "net", "mnt", "cgroup", "time")
+    },
+    "max_inotify_instances": 16,
+    "max_inotify_watches": 8192,
+    "max_fanotify_groups": 0,
+    "max_fanotify_marks": 0,
+}
+"""What a bot may hold of the kernel's per-user counters (``/proc/sys/user``), set in its
+own user namespace.  The kernel counts each of them per user for the whole machine too:
+a bot that filled its user's namespace count kept the next sandbox from starting (its
+opponent charged with the fault), and one holding every inotify instance of its user
+broke the file watching of whatever else runs as that user."""
 
-    The cap is ``RLIMIT_NPROC``, which the kernel counts per user *and user namespace*:
-    it is set inside a user namespace of the sandbox's own (bubblewrap's, for an arbiter
-    not run as root; one the bot's user creates after ``setpriv``, for an arbiter run as
-    root), so bots run as one user are counted apart, and no bot can reach another's
-    count.  Root is never counted.
+
+@functools.cache
+def own_namespace_unavailable(user: BotUser | None) -> str | None:
+    """Why a sandboxed bot run as ``user`` (None: the arbiter's own) cannot be given a
+    user namespace of its own here, or None when it can (the answer is cached).
+
+    The namespace is where the bot's share of the kernel's per-user counters is bounded:
+    ``RLIMIT_NPROC`` (``limits.processes``) and the :data:`USER_NAMESPACE_LIMITS`, which
+    the kernel counts per user *and user namespace*.  The bot's user creates it (after
+    ``setpriv``, for an arbiter run as root), so bots run as one user are counted apart
+    and none can reach another's count.  Root is never counted.
     """
-    if _system_program("prlimit") is None:
-        return "prlimit (util-linux) is not installed"
-    if user is None:
-        if os.geteuid() == 0:
-            return "the bots run as root, whose processes the kernel does not count"
-        bwrap = _bwrap()
-        if bwrap is not None and os.stat(bwrap).st_mode & stat.S_ISUID:
-            return "bubblewrap is installed setuid root, and gives bots no user namespace"
-        return None
-    setpriv, unshare = _setpriv(), _system_program("unshare")
-    if setpriv is None or unshare is None:
-        return "unshare or setpriv (util-linux) is not installed"
-    probe = [
-        setpriv,
-        *_switch_args(user),
-        "--",
-        *_process_cap(64, user),
-        _system_program("true") or "/bin/true",
-    ]
+    if user is None and os.geteuid() == 0:
+        return "the bots run as root, whom the kernel does not count"
+    for program in ("prlimit", "unshare", "setpriv", "sh"):
+        if _system_program(program) is None:
+            return f"{program} is not installed"
+    probe = [*_own_namespace(64, None), _system_program("true") or "/bin/true"]
+    if user is not None:
+        probe = [_setpriv() or "setpriv", *_switch_args(user), "--", *probe]
     failed = _probe_failure(probe)
     if failed is None:
         return None
-    return (
-        f"{user} cannot create a user namespace here ({failed}), where its processes "
-        "would be counted apart from other bots'"
-    )
+    who = "the arena's user" if user is None else str(user)
+    return f"{who} cannot create a user namespace here ({failed})"
 
 
 def _probe_failure(argv: list[str]) -> str | None:
@@ -330,39 +335,59 @@ def _switch_args(user: BotUser) -> list[str]:
     return [*switch, "--inh-caps=-all", "--bounding-set=-all"]
 
 
-def _process_cap(processes: int, user: BotUser | None) -> list[str]:
-    """The command prefix that caps a bot at ``processes`` processes and threads (see
-    :func:`process_cap_unavailable`); hard limit too, so the bot cannot raise it."""
-    prlimit = _system_program("prlimit")
-    if prlimit is None:
-        raise RuntimeError("prlimit (util-linux) is not installed")
-    cap = [prlimit, f"--nproc={processes}:{processes}", "--"]
-    if user is None:  # bubblewrap's user namespace is the sandbox's own
-        return cap
-    unshare = _system_program("unshare")
-    if unshare is None:
-        raise RuntimeError("unshare (util-linux) is not installed")
-    # The bot's user creates the namespace while its own count is unbounded (the
-    # kernel takes the creator's limit as the bound of the whole namespace), then caps
-    # itself inside it; --map-current-user keeps its uid and gid as they are.
-    return [unshare, "--user", "--map-current-user", *cap]
+def _own_namespace(processes: int | None, user: BotUser | None) -> list[str]:
+    """The command prefix that puts a bot in a user namespace of its own, with the
+    :data:`USER_NAMESPACE_LIMITS` and, with ``processes``, a cap on its processes and
+    threads (hard limits too: the bot cannot raise them).  See
+    :func:`own_namespace_unavailable`; ``user`` is only named in errors."""
+    programs = {p: _system_program(p) for p in ("unshare", "sh", "setpriv", "prlimit")}
+    missing = [p for p, path in programs.items() if path is None]
+    if missing:
+        raise RuntimeError(f"{', '.join(missing)} (util-linux) not installed")
+    writes = "".join(
+        f"if [ -e /proc/sys/user/{name} ]; then echo {value} > /proc/sys/user/{name}; fi\n"
+        for name, value in USER_NAMESPACE_LIMITS.items()
+    )
+    # The bot's user creates the namespace while its own count is unbounded (the kernel
+    # takes the creator's limit as the bound of the whole namespace); --map-current-user
+    # keeps its uid and gid as they are, --keep-caps lets sh set the namespace's limits,
+    # and setpriv then drops every capability before the bot runs.
+    drop = [programs["setpriv"], "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    rlimits = [programs["prlimit"], "--msgqueue=0:0", "--sigpending=1024:1024"]
+    if processes is not None:
+        rlimits.append(f"--nproc={processes}:{processes}")
+    return [
+        *(str(programs["unshare"]), "--user", "--map-current-user", "--keep-caps"),
+        *(str(programs["sh"]), "-c", "set -e\n" + writes + 'exec "$@"', "sh"),
+        *(str(a) for a in drop),
+        "--",
+        *(str(a) for a in rlimits),
+        "--",
+    ]
 
 
 def process_cap(
     processes: int | None, user: BotUser | None, *, sandboxed: bool
-) -> tuple[int | None, str | None]:
-    """The cap on processes a bot run as ``user`` gets under ``limits.processes``, and a
-    warning when the setting cannot be applied here.  Only sandboxed bots are capped:
-    without a namespace of its own, a bot's count would include every process of its
-    user, the arbiter's own among them."""
-    if processes is None or not sandboxed:
-        return None, None
-    why = process_cap_unavailable(user)
+) -> tuple[bool, int | None, str | None]:
+    """For a bot run as ``user``: whether it gets a user namespace of its own
+    (:func:`own_namespace_unavailable`), its cap on processes under ``limits.processes``
+    (``processes``), and a warning when the namespace cannot be given.  Only sandboxed
+    bots get one: without it, a bot's count would include every process of its user,
+    the arbiter's own among them."""
+    if not sandboxed:
+        return False, None, None
+    why = own_namespace_unavailable(user)
     if why is None:
-        return processes, None
-    return None, (
-        f"warning: limits.processes ({processes}) is not applied: {why}; a bot can start "
-        "processes without bound"
+        return True, processes, None
+    capped = "" if processes is None else f"limits.processes ({processes}) is not applied and "
+    return (
+        False,
+        None,
+        (
+            f"warning: bots get no user namespace of their own: {why}; {capped}a bot can start "
+            "processes without bound and use up its user's kernel counters (namespaces, inotify), "
+            "which other programs of that user share"
+        ),
     )
 
 
@@ -618,6 +643,10 @@ def _base_args(
     # capabilities, so a bot of an arbiter run as root could otherwise set kernel
     # settings for the whole machine (kernel.core_pattern runs a program outside).
     args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    # But for the per-user-namespace limits: their files can be written only with
+    # CAP_SYS_RESOURCE in the namespace they belong to, the opener's, so only the step
+    # that sets up the bot's own namespace can (a bot without one reads them only).
+    args += ["--bind", "/proc/sys/user", "/proc/sys/user"]
     args += ["--dev", "/dev", "--remount-ro", "/dev"]
     # Sticky and writable by all, as on the host: a bot run as another user than root
     # writes its files there too.
@@ -1165,6 +1194,7 @@ def wrap_command(
     user: BotUser | None = None,
     seccomp_fd: int | None = None,
     env: Mapping[str, str] | None = None,
+    own_namespace: bool = False,
     processes: int | None = None,
 ) -> list[str]:
     """``argv`` run inside the sandbox described by ``plan``, starting in ``cwd``: the
@@ -1177,6 +1207,7 @@ def wrap_command(
         user=user,
         seccomp_fd=seccomp_fd,
         env=env,
+        own_namespace=own_namespace,
         processes=processes,
     )
     return [*options, "--", *command]
@@ -1191,6 +1222,7 @@ def wrap_parts(
     user: BotUser | None = None,
     seccomp_fd: int | None = None,
     env: Mapping[str, str] | None = None,
+    own_namespace: bool = False,
     processes: int | None = None,
 ) -> tuple[list[str], list[str]]:
     """bwrap and its options, and the command it runs, for ``argv`` inside the sandbox
@@ -1208,10 +1240,12 @@ def wrap_parts(
     the locale's and time zone's) reach only the bot: with ``user``, ``env`` sets them
     after ``setpriv`` has dropped root; a program whose path holds ``=`` cannot then be
     run (``env`` would read it as a variable): :class:`SandboxConflict`.
-    Without ``env`` the bot gets bwrap's own environment.  ``processes`` caps the
-    processes and threads the bot runs at once (:func:`process_cap` says whether it
-    can be applied; it must be).
+    Without ``env`` the bot gets bwrap's own environment.  ``own_namespace`` puts the
+    bot in a user namespace of its own, where ``processes`` caps the processes and
+    threads it runs at once (:func:`process_cap` says whether that can be done here).
     """
+    if processes is not None and not own_namespace:
+        raise ValueError("a cap on processes needs the bot's own user namespace")
     bwrap = _bwrap()
     if bwrap is None:
         raise RuntimeError("bubblewrap (bwrap) is not installed")
@@ -1267,10 +1301,10 @@ def wrap_parts(
                     "switched) would read as a variable: rename it or link to it"
                 )
             argv = [_env_program(), *late, *argv]
-        cap = [] if processes is None else _process_cap(processes, user)
-        argv = [setpriv, *_switch_args(user), "--", *cap, *argv]
-    elif processes is not None:
-        argv = [*_process_cap(processes, None), *argv]
+        own = _own_namespace(processes, user) if own_namespace else []
+        argv = [setpriv, *_switch_args(user), "--", *own, *argv]
+    elif own_namespace:
+        argv = [*_own_namespace(processes, None), *argv]
     return [*args, "--chdir", start], list(argv)
 
 

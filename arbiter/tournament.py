@@ -452,7 +452,7 @@ def engine_commands(
             runs_as = user_for_engine(e.name, config.bot_user, user, plan)
         except BotUserError as exc:
             raise TournamentError(str(exc)) from None
-        processes, cap_warning = process_cap(
+        own_namespace, processes, cap_warning = process_cap(
             config.limits.processes, runs_as, sandboxed=plan is not None
         )
         if cap_warning is not None and warn is not None and cap_warning not in cap_warnings:
@@ -465,6 +465,7 @@ def engine_commands(
             base_env=base_env,
             sandbox=plan,
             user=runs_as,
+            own_namespace=own_namespace,
             processes=processes,
         )
         if plan is not None:

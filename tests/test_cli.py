@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -806,3 +807,38 @@ def test_the_report_after_a_run_never_costs_its_results_or_status(
     assert "warning: report.html was not written: [Errno 28] No space left on device" in (
         captured.err
     )
+
+
+def test_a_bot_that_uses_up_its_users_epoll_watches_ends_the_run_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Epoll watches are counted per user for the whole machine: a bot run as the arena's
+    own user can take them all, and trio can then watch no pipe.  The run ends with one
+    line saying so (the games recorded stay), not a traceback; other errors still raise."""
+    # Raised where trio's I/O manager raises it (a frame of a file named _io_*.py).
+    where = compile(
+        "raise OSError(errno.ENOSPC, 'No space left on device')", "_io_epoll.py", "exec"
+    )
+
+    def refused(args: object) -> int:
+        try:
+            exec(where, {"errno": errno})
+        except OSError as exc:
+            raise ExceptionGroup("games", [exc, AssertionError()]) from None
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_tournament", refused)
+    assert cli.main(["tournament"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "ecarte tournament: error: the kernel refused the arbiter a resource it needs to "
+        "watch a bot's pipes (No space left on device): "
+    )
+    assert "Traceback" not in err and "--resume plays the rest" in err
+
+    def disk_full(args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli, "cmd_tournament", disk_full)
+    with pytest.raises(OSError):
+        cli.main(["tournament"])

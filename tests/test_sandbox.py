@@ -1389,12 +1389,14 @@ def test_a_bots_processes_are_capped_and_counted_apart_from_other_bots(tmp_path:
     and neither gets more, nor escapes the count through a user namespace of its own or
     raises its limit."""
     user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
-    assert sandbox.process_cap_unavailable(user) is None
+    assert sandbox.own_namespace_unavailable(user) is None
     plan = SandboxPlan.for_engine([sys.executable], str(tmp_path), own_dir_configured=True)
 
     def start(code: str, *args: str, processes: int | None = 20) -> subprocess.Popen[str]:
         argv = [sys.executable, "-c", code, *args]
-        wrapped = sandbox.wrap_command(argv, None, plan, user=user, processes=processes)
+        wrapped = sandbox.wrap_command(
+            argv, None, plan, user=user, own_namespace=True, processes=processes
+        )
         return subprocess.Popen(wrapped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     first = start(_FORKER, "1.5")
@@ -1422,7 +1424,8 @@ def test_a_bots_processes_are_capped_and_counted_apart_from_other_bots(tmp_path:
     )
     escaper = start(f"EXEC = {_FORKER!r}\n" + escape, "0")
     out, err = escaper.communicate(timeout=30)
-    assert out.splitlines() == ["kept (20, 20)", "unshared", "19"], err
+    # No namespace of its own either (USER_NAMESPACE_LIMITS): nowhere to be counted apart.
+    assert out.splitlines() == ["kept (20, 20)", "no unshare", "19"], err
 
 
 @needs_sandbox
@@ -1433,7 +1436,7 @@ async def test_process_limit(mode: str, tmp_path: Path) -> None:
     argv = [sys.executable, str(BOTS / "fork_bomb.py"), mode]
     user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
     plan = SandboxPlan.for_engine(argv, None, own_dir_configured=False)
-    command = BotCommand(argv, sandbox=plan, user=user, processes=12)
+    command = BotCommand(argv, sandbox=plan, user=user, own_namespace=True, processes=12)
     async with open_bot(command, name="bomb", log_path=tmp_path / "bomb.log") as bot:
         with pytest.raises(ResourceLimit, match="process limit of 12 processes and threads"):
             await bot.request(b"go", timeout=10)
@@ -1464,9 +1467,10 @@ def test_a_fork_bomb_in_a_tournament_is_a_resource_limit_fault(tmp_path: Path) -
 def test_every_sandboxed_engine_gets_the_process_cap_or_the_run_says_why_not(
     tmp_path: Path,
 ) -> None:
-    """The cap is on by default; where it cannot hold (bots run as root, whom the kernel
-    does not count) the run says so once, and unsandboxed bots are not capped (their
-    count would include every process of their user)."""
+    """Every sandboxed bot gets a user namespace of its own, with the process cap (on by
+    default); where it cannot (bots run as root, whom the kernel does not count) the run
+    says so once, and unsandboxed bots are not capped (their count would include every
+    process of their user)."""
     from arbiter.config import parse_config
     from arbiter.tournament import engine_commands
 
@@ -1476,6 +1480,7 @@ def test_every_sandboxed_engine_gets_the_process_cap_or_the_run_says_why_not(
         parse_config(text), tmp_path, sandboxed=True, hidden=[], warn=said.append
     )
     assert [c.processes for c in commands.values()] == [256, 256] and said == []
+    assert all(c.own_namespace for c in commands.values())
     config = parse_config(text + "limits: {processes: 40}\n")
     commands = engine_commands(config, tmp_path, sandboxed=False, hidden=[], warn=said.append)
     assert [c.processes for c in commands.values()] == [None, None] and said == []
@@ -1484,13 +1489,20 @@ def test_every_sandboxed_engine_gets_the_process_cap_or_the_run_says_why_not(
         commands = engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
         assert [c.processes for c in commands.values()] == [None, None]
         assert said == [
-            "warning: limits.processes (256) is not applied: the bots run as root, whose "
-            "processes the kernel does not count; a bot can start processes without bound"
+            "warning: bots get no user namespace of their own: the bots run as root, whom "
+            "the kernel does not count; limits.processes (256) is not applied and a bot can "
+            "start processes without bound and use up its user's kernel counters "
+            "(namespaces, inotify), which other programs of that user share"
         ]
         said.clear()
         config = parse_config(text + "bot_user: root\nlimits: {processes: null}\n")
         engine_commands(config, tmp_path, sandboxed=True, hidden=[], warn=said.append)
-        assert said == []
+        assert said == [
+            "warning: bots get no user namespace of their own: the bots run as root, whom "
+            "the kernel does not count; a bot can start processes without bound and use up "
+            "its user's kernel counters (namespaces, inotify), which other programs of that "
+            "user share"
+        ]
 
 
 def test_a_probe_that_fails_is_told_by_its_last_word(tmp_path: Path) -> None:
@@ -1613,3 +1625,37 @@ def test_an_orphan_that_will_not_die_does_not_stall_the_run(
     assert sandbox.reap_escapees([]) == 1
     assert killed == [4242]
     assert time.monotonic() - start < sandbox.REAP_WAIT + 0.5
+
+
+@needs_sandbox
+def test_a_bot_cannot_use_up_its_users_kernel_counters() -> None:
+    """The kernel counts namespaces and inotify instances per user for the whole machine:
+    a bot that filled its user's count of namespaces kept its opponent's sandbox from
+    starting.  In its own user namespace a bot may create no namespace and hold 16
+    inotify instances, and cannot change that; the machine's limits are untouched."""
+    code = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for flag in (0x10000000, 0x04000000):  # CLONE_NEWUSER, CLONE_NEWUTS\n"
+        "    print(libc.unshare(flag), os.strerror(ctypes.get_errno()))\n"
+        "held = 0\n"
+        "while held < 100 and libc.inotify_init1(0) >= 0:\n"
+        "    held += 1\n"
+        "print(held)\n"
+        "try:\n"
+        "    open('/proc/sys/user/max_inotify_instances', 'w').write('1000')\n"
+        "    print('raised')\n"
+        "except OSError as exc:\n"
+        "    print(exc.strerror)\n"
+        "print(open('/proc/sys/user/max_uts_namespaces').read().strip())\n"
+    )
+    user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
+    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    argv = [sys.executable, "-c", code]
+    wrapped = sandbox.wrap_command(argv, None, plan, user=user, own_namespace=True)
+    done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("-1 ") and lines[1].startswith("-1 "), lines
+    assert lines[2:] == ["16", "Permission denied", "0"]
+    with open("/proc/sys/user/max_uts_namespaces") as host:
+        assert int(host.read()) > 0
