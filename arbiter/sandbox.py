@@ -784,6 +784,7 @@ class SandboxPlan:
         writes = {w for w in writes if not any(w != o and _inside(w, o) for o in writes)}
         visible = own | granted | writes
         _refuse_live_state(granted | writes)
+        _refuse_homes(own | granted | writes)
         _refuse_inside_runs(visible, writes)
         # A version manager's root holds interpreters, not the bot's files: not searched.
         searched = {d for d in visible if os.path.isdir(d)} - {_manager_root(argv)}
@@ -929,6 +930,33 @@ def _refuse_live_state(grants: set[str]) -> None:
                 f"the grant {grant} is {what}: a bot may be granted directories of files, "
                 f"never the running system's state ({', '.join(LIVE_STATE)}: other "
                 "processes' memory, shared memory that outlives the run, the host's sockets)"
+            )
+
+
+def _homes() -> set[str]:
+    """The arena user's home directory, as ``HOME`` and the password file say."""
+    homes = {os.path.expanduser("~")}
+    try:
+        homes.add(pwd.getpwuid(os.geteuid()).pw_dir)
+    except KeyError:
+        pass
+    return {os.path.realpath(h) for h in homes if h and h != "~"}
+
+
+def _refuse_homes(shown: set[str]) -> None:
+    """Refuse to show a bot a directory that is or holds the arena user's home (a bot
+    kept directly in ``~`` would be shown all of it: keys, history, mail) or ``/``."""
+    homes = _homes()
+    for path in sorted(shown):
+        home = next((h for h in sorted(homes) if _inside(h, path)), None)
+        if path == "/" or home is not None:
+            what = "is your home directory" if path == home else f"holds your home ({home})"
+            if path == "/":
+                what = "is the whole file system"
+            raise SandboxConflict(
+                f"{path} {what}, and a bot is shown its directory whole (keys, history, "
+                "everything in it): keep each bot in a directory of its own "
+                "(mkdir ~/bots/NAME)"
             )
 
 

@@ -1659,3 +1659,30 @@ def test_a_bot_cannot_use_up_its_users_kernel_counters() -> None:
     assert lines[2:] == ["16", "Permission denied", "0"]
     with open("/proc/sys/user/max_uts_namespaces") as host:
         assert int(host.read()) > 0
+
+
+def test_a_bot_kept_in_the_home_directory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ecarte match ./bot.py random`` run from ``~`` with the bot there: the bot's
+    directory is the home directory, which the sandbox would show it whole (the keys in
+    ~/.ssh, the shell's history).  Refused, as a grant of it or of what holds it is; a
+    directory below it is the bot's own."""
+    home = tmp_path / "home" / "op"
+    (home / "bots" / "mine").mkdir(parents=True)
+    (home / "bot.py").write_text("")
+    (home / "bots" / "mine" / "bot.py").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    with pytest.raises(sandbox.SandboxConflict, match=f"^{home} is your home directory, and a"):
+        SandboxPlan.for_engine([sys.executable, "bot.py"], str(home), own_dir_configured=False)
+    with pytest.raises(sandbox.SandboxConflict, match=f"holds your home \\({home}\\)"):
+        SandboxPlan.for_engine(
+            [sys.executable, str(home / "bots" / "mine" / "bot.py")],
+            None,
+            own_dir_configured=False,
+            allow_paths=[str(tmp_path / "home")],
+        )
+    plan = SandboxPlan.for_engine(
+        [sys.executable, "bot.py"], str(home / "bots" / "mine"), own_dir_configured=True
+    )
+    assert str(home / "bots" / "mine") in plan.read_paths
