@@ -1309,30 +1309,32 @@ def wrap_parts(
     # (bwrap creates the parents of its mount points); else the private /tmp.
     if not any(_inside(start, v) or _inside(v, start) for v in visible):
         start = "/tmp"
-    late: list[str] = []  # loader variables, set once root is gone
+    # Loader variables (LD_PRELOAD would run the bot's code in every program of the
+    # chain) are set last, once root and the namespace's capabilities are gone.
+    privileged = user is not None or own_namespace
+    late: list[str] = []
     if env is not None:
         args.append("--clearenv")
         for key, value in env.items():
-            if user is not None and _after_switch(key):
+            if privileged and _after_switch(key):
                 late.append(f"{key}={value}")
             else:
                 args += ["--setenv", key, value]
+    if late:
+        if "=" in argv[0]:
+            raise SandboxConflict(
+                f"the program {argv[0]} has '=' in its path, which env (run to set "
+                f"{', '.join(v.partition('=')[0] for v in late)} once the bot's user is "
+                "switched) would read as a variable: rename it or link to it"
+            )
+        argv = [_env_program(), *late, *argv]
+    if own_namespace:
+        argv = [*_own_namespace(processes, user), *argv]
     if user is not None:
         setpriv = _setpriv()
         if setpriv is None:
             raise RuntimeError("setpriv (util-linux) is not installed")
-        if late:
-            if "=" in argv[0]:
-                raise SandboxConflict(
-                    f"the program {argv[0]} has '=' in its path, which env (run to set "
-                    f"{', '.join(v.partition('=')[0] for v in late)} once the bot's user is "
-                    "switched) would read as a variable: rename it or link to it"
-                )
-            argv = [_env_program(), *late, *argv]
-        own = _own_namespace(processes, user) if own_namespace else []
-        argv = [setpriv, *_switch_args(user), "--", *own, *argv]
-    elif own_namespace:
-        argv = [*_own_namespace(processes, None), *argv]
+        argv = [setpriv, *_switch_args(user), "--", *argv]
     return [*args, "--chdir", start], list(argv)
 
 

@@ -919,10 +919,11 @@ async def test_a_bot_cannot_start_a_session_of_its_own(how: str) -> None:
 async def test_an_engines_loader_variables_reach_the_bot_not_the_sandboxs_programs(
     tmp_path: Path,
 ) -> None:
-    """bwrap (and setpriv, which drops root) run with privileges the bot has not: an
-    engine's ``LD_*`` variables (``LD_PRELOAD`` would run the bot's code in them) are
-    given to the bot alone.  ``LD_DEBUG`` shows who obeyed them: each program that did
-    logs its loading into the bot's write grant."""
+    """bwrap, setpriv (which drops root) and the step that sets up the bot's own user
+    namespace run with privileges the bot has not: an engine's ``LD_*`` variables
+    (``LD_PRELOAD`` would run the bot's code in them) are given to the bot alone.
+    ``LD_DEBUG`` shows who obeyed them: each program that did logs its loading into the
+    bot's write grant."""
     from arbiter.bot import BotCommand, open_bot
 
     user, _ = sandbox.resolve_bot_user("auto", sandboxed=True)
@@ -939,6 +940,8 @@ async def test_an_engines_loader_variables_reach_the_bot_not_the_sandboxs_progra
         base_env=minimal_env(home="/tmp"),
         sandbox=plan,
         user=user,
+        own_namespace=True,  # its sh runs with the namespace's capabilities
+        processes=64,
     )
     async with open_bot(command, name="ld", log_path=None) as bot:
         assert (await bot.request(b"go", timeout=10))[0] == b"libs"
@@ -1686,3 +1689,24 @@ def test_a_bot_kept_in_the_home_directory_is_refused(
         [sys.executable, "bot.py"], str(home / "bots" / "mine"), own_dir_configured=True
     )
     assert str(home / "bots" / "mine") in plan.read_paths
+
+
+def test_an_arena_not_run_as_root_sets_loader_variables_after_the_namespace_step() -> None:
+    """Without a change of user, the step that sets up the bot's own namespace still runs
+    with that namespace's capabilities: the engine's LD_* variables reach the bot only
+    (set by env, the last program before it), the others are bwrap's to set."""
+    plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
+    env = {"PATH": "/usr/bin", "LD_PRELOAD": "/bots/mine/hook.so", "TOKEN": "t"}
+    options, command = sandbox.wrap_parts(
+        [sys.executable, "bot.py"], "/", plan, env=env, own_namespace=True, processes=8
+    )
+    assert (
+        "LD_PRELOAD" not in options
+        and ["--setenv", "TOKEN", "t"]
+        == options[options.index("TOKEN") - 1 : options.index("TOKEN") + 2]
+    )
+    assert command[0].endswith("unshare")
+    env_at = command.index("LD_PRELOAD=/bots/mine/hook.so")
+    assert command[env_at - 1].endswith("env")
+    assert command[env_at + 1 :] == [sys.executable, "bot.py"]
+    assert command.index("--nproc=8:8") < env_at
