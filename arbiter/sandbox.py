@@ -189,10 +189,24 @@ privileged program): never given to bwrap or setpriv, which run with privileges 
 bot has not, only to the bot itself."""
 
 
+SHELL_VARIABLES: Final = frozenset(
+    {"ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE"}
+)
+"""Variables that make a shell run code or read its script otherwise (bash, where
+``/bin/sh`` is bash, also imports ``BASH_FUNC_*`` functions): never given to the shell
+that sets up a bot's own user namespace with that namespace's capabilities."""
+
+
 def _after_switch(key: str) -> bool:
-    """Whether ``key`` is set only once ``setpriv`` has dropped root: the loader's
-    variables, and the locale's and time zone's (which can name files glibc parses)."""
-    return key in LOADER_VARIABLES or key in ("LANG", "LANGUAGE", "TZ") or key.startswith("LC_")
+    """Whether ``key`` is set only once ``setpriv`` has dropped every privilege: the
+    loader's variables, the locale's and time zone's (which can name files glibc parses),
+    and the shell's (see :data:`SHELL_VARIABLES`)."""
+    return (
+        key in LOADER_VARIABLES
+        or key in SHELL_VARIABLES
+        or key in ("LANG", "LANGUAGE", "TZ")
+        or key.startswith(("LC_", "BASH_FUNC_"))
+    )
 
 
 WRAPPER_ENV: Final = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "LC_ALL": "C"}
@@ -277,8 +291,10 @@ USER_NAMESPACE_LIMITS: Final = {
         f"max_{kind}_namespaces": 0
         for kind in ("user", "pid", "uts", "ipc", "net", "mnt", "cgroup", "time")
     },
-    "max_inotify_instances": 16,
-    "max_inotify_watches": 8192,
+    # Few: the machine's limit per user (128 instances by default) is shared by every
+    # bot that runs at once as that user, and bots hardly watch files.
+    "max_inotify_instances": 2,
+    "max_inotify_watches": 1024,
     "max_fanotify_groups": 0,
     "max_fanotify_marks": 0,
 }

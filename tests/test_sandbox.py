@@ -1634,7 +1634,7 @@ def test_an_orphan_that_will_not_die_does_not_stall_the_run(
 def test_a_bot_cannot_use_up_its_users_kernel_counters() -> None:
     """The kernel counts namespaces and inotify instances per user for the whole machine:
     a bot that filled its user's count of namespaces kept its opponent's sandbox from
-    starting.  In its own user namespace a bot may create no namespace and hold 16
+    starting.  In its own user namespace a bot may create no namespace and hold 2
     inotify instances, and cannot change that; the machine's limits are untouched."""
     code = (
         "import ctypes, os\n"
@@ -1659,7 +1659,7 @@ def test_a_bot_cannot_use_up_its_users_kernel_counters() -> None:
     done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, check=True)
     lines = done.stdout.splitlines()
     assert lines[0].startswith("-1 ") and lines[1].startswith("-1 "), lines
-    assert lines[2:] == ["16", "Permission denied", "0"]
+    assert lines[2:] == ["2", "Permission denied", "0"]
     with open("/proc/sys/user/max_uts_namespaces") as host:
         assert int(host.read()) > 0
 
@@ -1693,20 +1693,22 @@ def test_a_bot_kept_in_the_home_directory_is_refused(
 
 def test_an_arena_not_run_as_root_sets_loader_variables_after_the_namespace_step() -> None:
     """Without a change of user, the step that sets up the bot's own namespace still runs
-    with that namespace's capabilities: the engine's LD_* variables reach the bot only
-    (set by env, the last program before it), the others are bwrap's to set."""
+    with that namespace's capabilities: the engine's LD_* variables and those that change
+    what a shell runs reach the bot only (set by env, the last program before it), the
+    others are bwrap's to set (off every command line)."""
     plan = SandboxPlan.for_engine([sys.executable], None, own_dir_configured=False)
-    env = {"PATH": "/usr/bin", "LD_PRELOAD": "/bots/mine/hook.so", "TOKEN": "t"}
+    # Where /bin/sh is bash, BASH_ENV and exported functions would run in that shell.
+    shell = {"BASH_ENV": "/bots/mine/rc", "BASH_FUNC_echo%%": "() { :; }", "ENV": "/x"}
+    env = {"PATH": "/usr/bin", "LD_PRELOAD": "/bots/mine/hook.so", "TOKEN": "t", **shell}
     options, command = sandbox.wrap_parts(
         [sys.executable, "bot.py"], "/", plan, env=env, own_namespace=True, processes=8
     )
-    assert (
-        "LD_PRELOAD" not in options
-        and ["--setenv", "TOKEN", "t"]
-        == options[options.index("TOKEN") - 1 : options.index("TOKEN") + 2]
-    )
+    at = options.index("TOKEN")
+    assert options[at - 1 : at + 2] == ["--setenv", "TOKEN", "t"]
+    assert not {"LD_PRELOAD", *shell} & set(options)
     assert command[0].endswith("unshare")
     env_at = command.index("LD_PRELOAD=/bots/mine/hook.so")
     assert command[env_at - 1].endswith("env")
-    assert command[env_at + 1 :] == [sys.executable, "bot.py"]
+    late = [f"{key}={value}" for key, value in shell.items()]
+    assert command[env_at + 1 :] == [*late, sys.executable, "bot.py"]
     assert command.index("--nproc=8:8") < env_at
