@@ -318,10 +318,10 @@ def own_namespace_unavailable(user: BotUser | None) -> str | None:
     """
     if user is None and os.geteuid() == 0:
         return "the bots run as root, whom the kernel does not count"
-    for program in ("prlimit", "unshare", "setpriv", "sh"):
-        if _system_program(program) is None:
-            return f"{program} is not installed"
-    probe = [*_own_namespace(64, None), _system_program("true") or "/bin/true"]
+    try:
+        probe = [*_own_namespace(64), _system_program("true") or "/bin/true"]
+    except RuntimeError as exc:
+        return str(exc)
     if user is not None:
         probe = [_setpriv() or "setpriv", *_switch_args(user), "--", *probe]
     failed = _probe_failure(probe)
@@ -351,15 +351,15 @@ def _switch_args(user: BotUser) -> list[str]:
     return [*switch, "--inh-caps=-all", "--bounding-set=-all"]
 
 
-def _own_namespace(processes: int | None, user: BotUser | None) -> list[str]:
+def _own_namespace(processes: int | None) -> list[str]:
     """The command prefix that puts a bot in a user namespace of its own, with the
     :data:`USER_NAMESPACE_LIMITS` and, with ``processes``, a cap on its processes and
     threads (hard limits too: the bot cannot raise them).  See
-    :func:`own_namespace_unavailable`; ``user`` is only named in errors."""
+    :func:`own_namespace_unavailable`."""
     programs = {p: _system_program(p) for p in ("unshare", "sh", "setpriv", "prlimit")}
     missing = [p for p, path in programs.items() if path is None]
     if missing:
-        raise RuntimeError(f"{', '.join(missing)} (util-linux) not installed")
+        raise RuntimeError(f"{', '.join(missing)} not installed (util-linux, a shell)")
     writes = "".join(
         f"if [ -e /proc/sys/user/{name} ]; then echo {value} > /proc/sys/user/{name}; fi\n"
         for name, value in USER_NAMESPACE_LIMITS.items()
@@ -962,18 +962,20 @@ def _homes() -> set[str]:
 def _refuse_homes(shown: set[str]) -> None:
     """Refuse to show a bot a directory that is or holds the arena user's home (a bot
     kept directly in ``~`` would be shown all of it: keys, history, mail) or ``/``."""
-    homes = _homes()
+    homes = sorted(_homes())
     for path in sorted(shown):
-        home = next((h for h in sorted(homes) if _inside(h, path)), None)
-        if path == "/" or home is not None:
+        home = next((h for h in homes if _inside(h, path)), None)
+        if path == "/":
+            what = "is the whole file system"
+        elif home is None:
+            continue
+        else:
             what = "is your home directory" if path == home else f"holds your home ({home})"
-            if path == "/":
-                what = "is the whole file system"
-            raise SandboxConflict(
-                f"{path} {what}, and a bot is shown its directory whole (keys, history, "
-                "everything in it): keep each bot in a directory of its own "
-                "(mkdir ~/bots/NAME)"
-            )
+        raise SandboxConflict(
+            f"{path} {what}, and a bot is shown its directory whole (keys, history, "
+            "everything in it): keep each bot in a directory of its own "
+            "(mkdir ~/bots/NAME)"
+        )
 
 
 def linked_grant(path: str, roots: Iterable[str]) -> tuple[str, str] | None:
@@ -1096,6 +1098,7 @@ def public_own_dirs(argv: Sequence[str], cwd: str | None, *, own_dir_configured:
     return sorted(d for d in found if _public(d) and not any(_inside(d, pkg) for pkg in packages))
 
 
+@functools.cache
 def _arena_packages() -> tuple[str, ...]:
     """The directories of the arena's own packages (``arbiter``, ``engines``, ``protocol``)."""
     import arbiter
@@ -1345,7 +1348,7 @@ def wrap_parts(
             )
         argv = [_env_program(), *late, *argv]
     if own_namespace:
-        argv = [*_own_namespace(processes, user), *argv]
+        argv = [*_own_namespace(processes), *argv]
     if user is not None:
         setpriv = _setpriv()
         if setpriv is None:

@@ -468,13 +468,28 @@ def engine_commands(
             own_namespace=own_namespace,
             processes=processes,
         )
-        if plan is not None:
-            try:  # what would stop every start of the engine, said once, now
-                wrap_parts(argv, cwd, plan, user=runs_as, env=command.environment())
-            except SandboxConflict as exc:
-                raise TournamentError(f"engine {e.name!r}: {exc}") from None
+        _dry_run(e.name, command)
         commands[e.name] = command
     return commands
+
+
+def _dry_run(name: str, command: BotCommand) -> None:
+    """Build a sandboxed command's arguments once: what would stop every start of the
+    engine (a program path bwrap's chain cannot run) is said now, as one error."""
+    if command.sandbox is None:
+        return
+    try:
+        wrap_parts(
+            command.argv,
+            command.cwd,
+            command.sandbox,
+            user=command.user,
+            env=command.environment(),
+            own_namespace=command.own_namespace,
+            processes=command.processes,
+        )
+    except SandboxConflict as exc:
+        raise TournamentError(f"engine {name!r}: {exc}") from None
 
 
 def _refuse_linked_cwds(config: TournamentConfig, base_dir: Path) -> None:
